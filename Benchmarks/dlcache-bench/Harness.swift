@@ -1,0 +1,113 @@
+import Foundation
+
+/// One benchmark figure: a ratio (or count) measured side by side with its baseline in the same run.
+struct BenchResult: Sendable {
+    /// Stable name, e.g. `memory_hit_speedup_vs_urlcache`.
+    var name: String
+    /// The figure itself (a ratio, a count or megabytes; see `unit`).
+    var value: Double
+    /// The goal or reference the figure is judged against, if any (e.g. 10 for "≥ 10").
+    var baseline: Double?
+    /// `"x"` for ratios, `"requests"`, `"MB"`, ...
+    var unit: String
+    /// What was measured, in words (absolute times of both sides, sizes, counts).
+    var detail: String
+}
+
+/// Timing helpers. Every figure a suite reports should be a ratio of two timings taken in the same run.
+enum Bench {
+    /// Seconds per call of `body`, the median of `rounds` rounds of `iterations` calls each.
+    static func secondsPerCall(iterations: Int, rounds: Int = 5, _ body: () throws -> Void) rethrows -> Double {
+        var samples: [Double] = []
+        let clock = ContinuousClock()
+        for _ in 0..<max(1, rounds) {
+            let start = clock.now
+            for _ in 0..<max(1, iterations) { try body() }
+            let elapsed = clock.now - start
+            samples.append(seconds(elapsed) / Double(max(1, iterations)))
+        }
+        samples.sort()
+        return samples[samples.count / 2]
+    }
+
+    /// Seconds taken by one async call of `body`.
+    static func secondsAsync(_ body: () async throws -> Void) async rethrows -> Double {
+        let clock = ContinuousClock()
+        let start = clock.now
+        try await body()
+        return seconds(clock.now - start)
+    }
+
+    /// A `Duration` as seconds.
+    static func seconds(_ d: Duration) -> Double {
+        Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+    }
+
+    /// Current resident set size in megabytes (from /proc/self/statm), or 0 where unavailable.
+    static func residentMegabytes() -> Double {
+        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+        let parts = text.split(separator: " ")
+        guard parts.count > 1, let pages = Double(parts[1]) else { return 0 }
+        return pages * Double(sysconf(Int32(_SC_PAGESIZE))) / 1_048_576
+    }
+
+    /// Peak resident set size in megabytes (VmHWM from /proc/self/status), or 0 where unavailable.
+    static func peakResidentMegabytes() -> Double {
+        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+        for line in text.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+            let digits = line.split(separator: " ").compactMap { Double($0) }
+            if let kb = digits.first { return kb / 1024 }
+        }
+        return 0
+    }
+
+    /// A fresh empty temporary directory.
+    static func temporaryDirectory(_ label: String) throws -> URL {
+        let url = FileManager.default.temporaryDirectory
+            .appendingPathComponent("dlcache-bench-\(label)-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+}
+
+/// Prints results as a table (default) or as one JSON line `{"suite": ..., "results": [...]}`.
+enum BenchReport {
+    static func print(suite: String, results: [BenchResult], json: Bool) {
+        if json {
+            var items: [[String: Any]] = []
+            for r in results {
+                var item: [String: Any] = ["name": r.name, "value": r.value, "unit": r.unit, "detail": r.detail]
+                item["baseline"] = r.baseline ?? NSNull()
+                items.append(item)
+            }
+            let object: [String: Any] = ["suite": suite, "results": items]
+            if let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]),
+               let line = String(data: data, encoding: .utf8) {
+                Swift.print(line)
+            }
+            return
+        }
+        let nameWidth = max(4, results.map(\.name.count).max() ?? 4)
+        Swift.print("suite: \(suite)")
+        Swift.print(pad("name", nameWidth) + "  " + pad("value", 10) + "  " + pad("goal", 8) + "  detail")
+        for r in results {
+            let goal = r.baseline.map { format($0) } ?? "-"
+            Swift.print(pad(r.name, nameWidth) + "  " + pad(format(r.value) + " " + r.unit, 10) + "  "
+                        + pad(goal, 8) + "  " + r.detail)
+        }
+    }
+
+    static func format(_ v: Double) -> String {
+        if v == v.rounded() && abs(v) < 1e9 { return String(Int(v)) }
+        return String(format: abs(v) >= 100 ? "%.0f" : (abs(v) >= 10 ? "%.1f" : "%.2f"), v)
+    }
+
+    private static func pad(_ s: String, _ n: Int) -> String {
+        s.count >= n ? s : s + String(repeating: " ", count: n - s.count)
+    }
+}
+
+/// Raised by a suite that cannot run here (e.g. a missing origin server).
+struct BenchError: Error, CustomStringConvertible {
+    var description: String
+}

@@ -1,0 +1,28 @@
+import Foundation
+
+// dlcache-bench <suite> [--json]: runs one benchmark suite and prints ratios measured side by side.
+let usage = "usage: dlcache-bench <store|client|modelcache> [--json]"
+let arguments = Array(CommandLine.arguments.dropFirst())
+let json = arguments.contains("--json")
+let suiteNames = arguments.filter { !$0.hasPrefix("-") }
+
+guard suiteNames.count == 1, let suite = suiteNames.first else {
+    FileHandle.standardError.write(Data((usage + "\n").utf8))
+    exit(64)
+}
+
+do {
+    let results: [BenchResult]
+    switch suite {
+    case "store": results = try await StoreSuite.run()
+    case "client": results = try await ClientSuite.run()
+    case "modelcache": results = try await ModelCacheSuite.run()
+    default:
+        FileHandle.standardError.write(Data("dlcache-bench: unknown suite '\(suite)'\n\(usage)\n".utf8))
+        exit(64)
+    }
+    BenchReport.print(suite: suite, results: results, json: json)
+} catch {
+    FileHandle.standardError.write(Data("dlcache-bench: \(suite) failed: \(error)\n".utf8))
+    exit(1)
+}

@@ -1,0 +1,47 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "DownloadCache",
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11)],
+    products: [
+        .library(name: "DownloadCache", targets: ["DownloadCache"]),
+        .library(name: "HTTPCacheSemantics", targets: ["HTTPCacheSemantics"]),
+        .library(name: "CacheStore", targets: ["CacheStore"]),
+        .library(name: "ModelCache", targets: ["ModelCache"]),
+        .executable(name: "dlcache", targets: ["dlcache"]),
+        .executable(name: "dlcache-bench", targets: ["dlcache-bench"]),
+    ],
+    targets: [
+        // C libraries from Debian's -dev packages (libsqlite3-dev, zlib1g-dev).
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+
+        // Pure RFC 9111 decisions: no disk, no network, no clock reads. Imports nothing of ours.
+        .target(name: "HTTPCacheSemantics"),
+        // Bytes + metadata on disk and in memory. Knows nothing about HTTP.
+        .target(name: "CacheStore", dependencies: ["CSQLite", "CZlib"]),
+        // The caching client: drives the two above over an HTTPTransport.
+        .target(name: "DownloadCache", dependencies: ["HTTPCacheSemantics", "CacheStore"]),
+        // Codable model-object cache (the seeds' AppCache).
+        .target(name: "ModelCache", dependencies: ["CacheStore"]),
+        // The command-line tool's logic, a library so tests can drive it.
+        .target(name: "CacheCLI", dependencies: ["DownloadCache", "HTTPCacheSemantics", "CacheStore"]),
+        .executableTarget(name: "dlcache", dependencies: ["CacheCLI"]),
+        // Fakes for tests: fixed clock, scripted transport, loopback origin launcher.
+        .target(name: "CacheTestSupport", dependencies: ["DownloadCache", "HTTPCacheSemantics", "CacheStore"]),
+
+        .executableTarget(
+            name: "dlcache-bench",
+            dependencies: ["DownloadCache", "HTTPCacheSemantics", "CacheStore", "ModelCache", "CacheTestSupport"],
+            path: "Benchmarks/dlcache-bench"
+        ),
+
+        .testTarget(name: "HTTPCacheSemanticsTests", dependencies: ["HTTPCacheSemantics"]),
+        .testTarget(name: "CacheStoreTests", dependencies: ["CacheStore", "CacheTestSupport"]),
+        .testTarget(name: "DownloadCacheTests", dependencies: ["DownloadCache", "CacheTestSupport"]),
+        .testTarget(name: "ModelCacheTests", dependencies: ["ModelCache", "CacheTestSupport"]),
+        .testTarget(name: "CacheCLITests", dependencies: ["CacheCLI", "CacheTestSupport"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

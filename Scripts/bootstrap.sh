@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs what a fresh Debian 12 machine with the Swift toolchain lacks to build and test DownloadCache.
+# Idempotent: does nothing when everything is already there. Needs root (or sudo) only when it installs.
+set -euo pipefail
+need=()
+dpkg -s libsqlite3-dev >/dev/null 2>&1 || need+=(libsqlite3-dev)
+dpkg -s zlib1g-dev     >/dev/null 2>&1 || need+=(zlib1g-dev)
+dpkg -s pkg-config     >/dev/null 2>&1 || need+=(pkg-config)
+dpkg -s nginx          >/dev/null 2>&1 || need+=(nginx)
+dpkg -s curl           >/dev/null 2>&1 || need+=(curl)
+command -v python3 >/dev/null 2>&1 || need+=(python3)
+if [ ${#need[@]} -gt 0 ]; then
+    SUDO=""
+    [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    echo "bootstrap: installing ${need[*]}" >&2
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >&2
+fi

@@ -1,0 +1,1 @@
+// Replaced when the module's tests are written.
