@@ -1,2 +1,0 @@
-// Placeholder: the CacheTestSupport module is being built (see the open issues). This file is replaced by the real code.
-enum CacheTestSupportModule {}

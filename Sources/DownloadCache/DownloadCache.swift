@@ -1,2 +1,0 @@
-// Placeholder: the DownloadCache module is being built (see the open issues). This file is replaced by the real code.
-enum DownloadCacheModule {}

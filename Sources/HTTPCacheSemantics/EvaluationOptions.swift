@@ -1,0 +1,73 @@
+import Foundation
+
+/// How a request may use the cache: Apple's `URLRequest.CachePolicy` names plus ASI's.
+public enum CachePolicy: Sendable, Hashable, CaseIterable {
+    /// RFC 9111 rules (ASI `askServerIfModifiedWhenStale`): serve fresh, revalidate stale. The default.
+    case useProtocolCachePolicy
+    /// Always fetch from the origin without reading the cache; the response may still be stored.
+    case reloadIgnoringLocalCacheData
+    /// Serve any matching stored response, fresh or stale; fetch only when there is none.
+    case returnCacheDataElseLoad
+    /// Serve any matching stored response, fresh or stale; never use the network (else unsatisfiable).
+    case returnCacheDataDontLoad
+    /// Always validate a stored response with a conditional request (ASI `askServerIfModified`).
+    case reloadRevalidatingCacheData
+    /// ASI's name for ``returnCacheDataElseLoad`` (same semantics).
+    case onlyLoadIfNotCached
+    /// ASI's name for ``returnCacheDataDontLoad`` (same semantics).
+    case dontLoad
+
+    /// Whether the policy forbids contacting the origin (``returnCacheDataDontLoad`` / ``dontLoad``).
+    public var forbidsNetwork: Bool { self == .returnCacheDataDontLoad || self == .dontLoad }
+
+    /// Whether the policy serves stored responses regardless of freshness.
+    public var ignoresFreshness: Bool {
+        switch self {
+        case .returnCacheDataElseLoad, .onlyLoadIfNotCached, .returnCacheDataDontLoad, .dontLoad: return true
+        default: return false
+        }
+    }
+}
+
+/// The caller's settings for one evaluation: cache mode, policy and the seeds' overrides.
+///
+/// Precedence of caller lifetimes: a stored ``StoredResponse/overrideExpiry`` (the persisted form, set when the
+/// response was stored with a lifetime) wins over ``lifetimeOverride``, which wins over the server's freshness.
+public struct EvaluationOptions: Sendable, Hashable {
+    /// Private (default) or shared cache rules.
+    public var mode: CacheMode
+    /// The request's cache policy; default ``CachePolicy/useProtocolCachePolicy``.
+    public var policy: CachePolicy
+    /// Ignore the server's `Cache-Control`, `Pragma` and `Expires` for storability and freshness
+    /// (ASI `shouldRespectCacheControlHeaders = false`); heuristic and override lifetimes still apply.
+    public var ignoreServerCacheControl: Bool
+    /// Seconds; replaces the server's freshness lifetime, counted from when the response was received
+    /// (so the server's `Age` does not shorten it). `nil` = the server's lifetime.
+    public var lifetimeOverride: TimeInterval?
+    /// ASI's `fallbackToCacheIfLoadFails`: when the origin cannot be reached (or answers 5xx) serve a stale
+    /// stored response unless a directive (must-revalidate, no-cache, proxy-revalidate in shared mode) forbids it.
+    public var fallbackToCacheIfLoadFails: Bool
+    /// Fraction of (Date − Last-Modified) used as heuristic freshness lifetime (RFC 9111 §4.2.2); default 0.1.
+    public var heuristicFraction: Double
+    /// Upper bound in seconds of a heuristic freshness lifetime; default 604,800 (7 days).
+    public var heuristicCap: TimeInterval
+
+    /// Creates options; every parameter has the documented default.
+    public init(
+        mode: CacheMode = .private,
+        policy: CachePolicy = .useProtocolCachePolicy,
+        ignoreServerCacheControl: Bool = false,
+        lifetimeOverride: TimeInterval? = nil,
+        fallbackToCacheIfLoadFails: Bool = false,
+        heuristicFraction: Double = 0.1,
+        heuristicCap: TimeInterval = 86_400 * 7
+    ) {
+        self.mode = mode
+        self.policy = policy
+        self.ignoreServerCacheControl = ignoreServerCacheControl
+        self.lifetimeOverride = lifetimeOverride
+        self.fallbackToCacheIfLoadFails = fallbackToCacheIfLoadFails
+        self.heuristicFraction = heuristicFraction
+        self.heuristicCap = heuristicCap
+    }
+}

@@ -1,0 +1,117 @@
+import Foundation
+
+extension RFC9111 {
+    /// The primary cache key (RFC 9111 §2): `"<METHOD> <normalised target URI>"`.
+    ///
+    /// The method is kept byte-exact (methods are case-sensitive, RFC 9110 §9.1). See ``normalizedURI(_:)``.
+    public static func primaryKey(method: String, url: URL) -> String {
+        method + " " + normalizedURI(url)
+    }
+
+    /// The primary keys to look up for `request`, most specific first: a HEAD request can also be answered from
+    /// a stored GET response (§4.1), so HEAD yields `[HEAD key, GET key]`; other methods one key.
+    public static func lookupKeys(for request: CacheRequest) -> [String] {
+        if request.method == "HEAD" {
+            return [primaryKey(method: "HEAD", url: request.url), primaryKey(method: "GET", url: request.url)]
+        }
+        return [primaryKey(method: request.method, url: request.url)]
+    }
+
+    /// The target URI normalised without changing its meaning (RFC 9110 §4.2.3, RFC 3986 §6.2.2–6.2.3).
+    ///
+    /// Scheme and host are lower-cased, the scheme's default port (http 80, https 443) is dropped, an empty
+    /// path becomes `/`, the fragment is removed; user info, path and query are kept byte-exact (paths are
+    /// case-sensitive and `%7E` is not rewritten). URLs Foundation cannot decompose keep their string minus fragment.
+    public static func normalizedURI(_ url: URL) -> String {
+        guard let parts = URLComponents(url: url, resolvingAgainstBaseURL: true),
+              let scheme = parts.scheme?.lowercased(), let host = parts.percentEncodedHost else {
+            return stripFragment(url.absoluteString)
+        }
+        var out = scheme + "://"
+        if let user = parts.percentEncodedUser {
+            out += user
+            if let password = parts.percentEncodedPassword { out += ":" + password }
+            out += "@"
+        }
+        let lowerHost = host.lowercased()
+        let needsBrackets = lowerHost.contains(":") && !lowerHost.hasPrefix("[")
+        out += needsBrackets ? "[" + lowerHost + "]" : lowerHost
+        if let port = parts.port, !isDefaultPort(port, scheme: scheme) { out += ":\(port)" }
+        let path = parts.percentEncodedPath
+        out += path.isEmpty && (scheme == "http" || scheme == "https") ? "/" : path
+        if let query = parts.percentEncodedQuery { out += "?" + query }
+        return out
+    }
+
+    private static func isDefaultPort(_ port: Int, scheme: String) -> Bool {
+        (scheme == "http" && port == 80) || (scheme == "https" && port == 443)
+    }
+
+    private static func stripFragment(_ text: String) -> String {
+        guard let hash = text.firstIndex(of: "#") else { return text }
+        return String(text[..<hash])
+    }
+
+    /// The secondary key (RFC 9111 §4.1): the request's values of the fields the stored response's `Vary`
+    /// names, normalised; `""` when there is no `Vary`; `nil` when `Vary` contains `*` (never matches).
+    ///
+    /// Field names are compared case-insensitively and sorted; each value is split into list members, trimmed,
+    /// inner whitespace collapsed, and re-joined with `,`. An absent field differs from an empty one.
+    /// - Parameters:
+    ///   - vary: the stored response's header fields (only `Vary` is read).
+    ///   - request: the request header fields (the presented request, or the stored varying headers).
+    public static func secondaryKey(vary: HTTPHeaders, request: HTTPHeaders) -> String? {
+        guard let names = HeaderSyntax.varyFieldNames(vary) else { return nil }
+        return names.sorted().map { name -> String in
+            let values = request.values(for: name)
+            if values.isEmpty { return escape(name) }
+            let members = values.flatMap { HeaderSyntax.listMembers($0) }.map { HeaderSyntax.collapseWhitespace($0) }
+            return escape(name) + ":" + escape(members.joined(separator: ","))
+        }.joined(separator: "\n")
+    }
+
+    private static func escape(_ text: String) -> String {
+        guard text.contains(where: { $0 == "\\" || $0 == "\n" || $0 == ":" || $0 == "\r" }) else { return text }
+        var out = ""
+        for ch in text {
+            switch ch {
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case ":": out += "\\c"
+            default: out.append(ch)
+            }
+        }
+        return out
+    }
+
+    /// The request header lines named by the response's `Vary`, to store with the response (§4.1); empty when
+    /// there is no `Vary` or it is `*`.
+    public static func varyingRequestHeaders(response: CacheResponse, request: HTTPHeaders) -> HTTPHeaders {
+        guard let names = HeaderSyntax.varyFieldNames(response.headers) else { return [] }
+        return HTTPHeaders(fields: request.fields.filter { field in names.contains { HTTPHeaders.namesEqual($0, field.name) } })
+    }
+
+    /// Whether `stored` may answer `request` as far as §4.1 goes beyond the URI: the stored request method
+    /// allows it (same method, or a GET response for a HEAD request) and the `Vary`-named request fields match.
+    ///
+    /// The target URI is matched by the primary-key lookup (``primaryKey(method:url:)``), not here.
+    public static func matches(stored: StoredResponse, request: CacheRequest) -> Bool {
+        mismatchReason(stored: stored, request: request) == nil
+    }
+
+    /// Why `stored` does not match `request` (§4.1), or `nil` when it matches.
+    static func mismatchReason(stored: StoredResponse, request: CacheRequest) -> String? {
+        let methodOK = stored.requestMethod == request.method || (request.method == "HEAD" && stored.requestMethod == "GET")
+        if !methodOK { return "stored response was for \(stored.requestMethod), request is \(request.method) (RFC 9111 §4.1)" }
+        let headers = stored.response.headers
+        guard let storedKey = secondaryKey(vary: headers, request: stored.varyingRequestHeaders) else {
+            return "stored response has Vary: *, which never matches (RFC 9111 §4.1)"
+        }
+        guard storedKey == secondaryKey(vary: headers, request: request.headers) else {
+            let names = (HeaderSyntax.varyFieldNames(headers) ?? []).joined(separator: ", ")
+            return "request's values of Vary fields (\(names)) differ from the stored request's (RFC 9111 §4.1)"
+        }
+        return nil
+    }
+}

@@ -1,0 +1,66 @@
+import Foundation
+
+extension RFC9111 {
+    /// The primary keys an unsafe request's response invalidates (RFC 9111 §4.4); empty when nothing is.
+    ///
+    /// Only for a method that is not safe (anything but GET, HEAD, OPTIONS, TRACE) and a non-error status
+    /// (2xx or 3xx). Invalidated: the target URI, and the URIs in `Location` and `Content-Location` (resolved
+    /// against the target) when they have the same origin (scheme, host, port). Each URI yields its GET and HEAD
+    /// keys; the list is de-duplicated, in that order.
+    public static func invalidatedKeys(request: CacheRequest, response: CacheResponse) -> [String] {
+        guard !isSafeMethod(request.method), (200...399).contains(response.status) else { return [] }
+        var uris: [URL] = [request.url]
+        for name in ["Location", "Content-Location"] {
+            guard let value = response.headers.first(name), !value.isEmpty,
+                  let resolved = URL(string: value, relativeTo: request.url)?.absoluteURL,
+                  sameOrigin(resolved, request.url) else { continue }
+            uris.append(resolved)
+        }
+        var keys: [String] = []
+        for uri in uris {
+            for method in ["GET", "HEAD"] {
+                let key = primaryKey(method: method, url: uri)
+                if !keys.contains(key) { keys.append(key) }
+            }
+        }
+        return keys
+    }
+
+    /// Whether two URLs share an origin (RFC 6454): scheme, host (case-insensitive) and effective port.
+    static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
+        guard let ca = URLComponents(url: a, resolvingAgainstBaseURL: true),
+              let cb = URLComponents(url: b, resolvingAgainstBaseURL: true),
+              let sa = ca.scheme?.lowercased(), let sb = cb.scheme?.lowercased(), sa == sb,
+              let ha = ca.host?.lowercased(), let hb = cb.host?.lowercased(), ha == hb else { return false }
+        return effectivePort(ca.port, scheme: sa) == effectivePort(cb.port, scheme: sb)
+    }
+
+    private static func effectivePort(_ port: Int?, scheme: String) -> Int? {
+        if let port { return port }
+        switch scheme {
+        case "http": return 80
+        case "https": return 443
+        default: return nil
+        }
+    }
+
+    /// The header fields to serve with a stored response (RFC 9111 §5.1, §3.1, §5.2.2.4).
+    ///
+    /// Sets `Age` to the whole seconds of ``currentAge(_:now:)``; removes hop-by-hop and Connection-named fields;
+    /// unless `revalidated` (the response was just validated with the origin), removes the fields named by a
+    /// qualified `no-cache="…"`, which may only be served after validation.
+    public static func responseHeadersForServing(_ stored: StoredResponse, now: Date, revalidated: Bool = false) -> HTTPHeaders {
+        var headers = stored.response.headers
+        let drop = hopByHopFields.union(connectionNamedFields(headers))
+        var fields = headers.fields.filter { !drop.contains($0.name.lowercased()) }
+        if !revalidated {
+            let noCacheFields = Set(CacheControl.response(headers).noCacheFields)
+            fields.removeAll { noCacheFields.contains($0.name.lowercased()) }
+        }
+        headers = HTTPHeaders(fields: fields)
+        let age = currentAge(stored, now: now)
+        let whole = age.isFinite ? min(Double(HeaderSyntax.deltaSecondsCeiling), max(0, age.rounded(.down))) : 0
+        headers.set("Age", String(Int(whole)))
+        return headers
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+
+extension RFC9111 {
+    /// Whether `response` to `request` may be stored (RFC 9111 §3, §3.1–3.5), and if not, why.
+    ///
+    /// Rules, in order: only GET and HEAD are stored; the status must be final, not 304 (it freshens, §4.3.4)
+    /// and not 206 (partial content not supported: this cache stores complete responses only, §3.3–3.4);
+    /// request `no-store`; `must-understand` with a status this cache does not understand; response `no-store`
+    /// (ignored under `must-understand` with an understood status, §5.2.2.3); in a shared cache `private`
+    /// (qualified or not — field stripping is not implemented) and `Authorization` without `public`,
+    /// `must-revalidate` or `s-maxage` (§3.5); `Vary: *` (can never be reused, §4.1); finally the response
+    /// needs explicit cacheability (`public`, `private` in a private cache, `Expires`, `max-age`, `s-maxage` in
+    /// a shared cache) or a heuristically cacheable status (§4.2.2). Statuses outside
+    /// ``understoodStatuses`` (e.g. 299, 999) need explicit freshness (`max-age`, `s-maxage`, `Expires`).
+    /// A `Set-Cookie` response may be stored in both modes as the RFC allows (§7.3 of RFC 9111 leaves it to the
+    /// application); use `private` / `no-cache="Set-Cookie"` on the origin to prevent sharing.
+    ///
+    /// With `ignoreServerCacheControl` the server's `Cache-Control`, `Pragma` and `Expires` are not read: a
+    /// GET/HEAD response with a heuristically cacheable status is stored (shared mode still refuses
+    /// `Authorization`).
+    public static func storability(
+        request: CacheRequest, response: CacheResponse, mode: CacheMode, ignoreServerCacheControl: Bool = false
+    ) -> Storability {
+        if let reason = basicRefusal(request: request, response: response) { return .doNotStore(reason: reason) }
+        let status = response.status
+        if HeaderSyntax.varyFieldNames(response.headers) == nil {
+            return .doNotStore(reason: "Vary: * — the response can never be reused (RFC 9111 §4.1)")
+        }
+        let hasAuthorization = request.headers.contains("Authorization")
+        if ignoreServerCacheControl {
+            if mode == .shared, hasAuthorization {
+                return .doNotStore(reason: "request has Authorization and a shared cache ignoring Cache-Control cannot see public (RFC 9111 §3.5)")
+            }
+            guard heuristicallyCacheableStatuses.contains(status) else {
+                return .doNotStore(reason: "status \(status) is not heuristically cacheable and the server's Cache-Control is ignored")
+            }
+            return .store
+        }
+        let cc = CacheControl.response(response.headers)
+        let understood = understoodStatuses.contains(status)
+        if let reason = directiveRefusal(cc, understood: understood, status: status, mode: mode, hasAuthorization: hasAuthorization) {
+            return .doNotStore(reason: reason)
+        }
+        let hasExpires = response.headers.contains("Expires")
+        let explicitFreshness = cc.maxAge != nil || hasExpires || (mode == .shared && cc.sMaxAge != nil)
+        if !understood {
+            return explicitFreshness ? .store
+                : .doNotStore(reason: "status \(status) is not understood by this cache and has no explicit freshness (RFC 9111 §3)")
+        }
+        let explicitlyCacheable = explicitFreshness || cc.isPublic || (mode == .private && cc.isPrivate)
+        if explicitlyCacheable || heuristicallyCacheableStatuses.contains(status) { return .store }
+        return .doNotStore(reason: "status \(status) has no explicit freshness (max-age, s-maxage, Expires, public) "
+            + "and is not heuristically cacheable (RFC 9111 §3, §4.2.2)")
+    }
+
+    private static func basicRefusal(request: CacheRequest, response: CacheResponse) -> String? {
+        guard isCacheableMethod(request.method) else {
+            return "method \(request.method) is not cached; only GET and HEAD are (RFC 9111 §3)"
+        }
+        let status = response.status
+        if status < 200 { return "status \(status) is not a final response (RFC 9111 §3)" }
+        if status == 304 { return "304 Not Modified freshens a stored response; it is not stored itself (RFC 9111 §4.3.4)" }
+        if status == 206 { return "partial content not supported (206; RFC 9111 §3.4)" }
+        if status > 999 { return "status \(status) is not a three-digit status code (RFC 9110 §15)" }
+        if CacheControl.request(request.headers).noStore { return "request has no-store (RFC 9111 §5.2.1.5)" }
+        return nil
+    }
+
+    private static func directiveRefusal(
+        _ cc: CacheControl, understood: Bool, status: Int, mode: CacheMode, hasAuthorization: Bool
+    ) -> String? {
+        if cc.mustUnderstand && !understood {
+            return "must-understand with status \(status), which this cache does not understand (RFC 9111 §5.2.2.3)"
+        }
+        if cc.noStore && !(cc.mustUnderstand && understood) { return "response has no-store (RFC 9111 §5.2.2.5)" }
+        if mode == .shared {
+            if cc.isPrivate { return "response is private and this is a shared cache (RFC 9111 §5.2.2.7)" }
+            if hasAuthorization && !(cc.isPublic || cc.mustRevalidate || cc.sMaxAge != nil) {
+                return "request has Authorization and the response lacks public, must-revalidate or s-maxage (RFC 9111 §3.5)"
+            }
+        }
+        return nil
+    }
+}
