@@ -1,0 +1,181 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Synchronization
+
+/// A running `Tests/Fixtures/origin.py`: the programmable loopback origin for integration tests.
+///
+/// Launched with `python3 -u`; it binds 127.0.0.1 on a free port and exits when its standard input closes,
+/// so ``stop()`` (or deinit, or the test process dying) ends it.
+public final class OriginServer: Sendable {
+    /// Hit counters of one path, as counted by the origin.
+    public struct Hits: Sendable, Hashable, Decodable {
+        /// All requests to the path (any method).
+        public var total: Int
+        /// Requests that carried If-None-Match or If-Modified-Since.
+        public var conditional: Int
+        /// Requests answered 304 Not Modified.
+        public var notModified: Int
+        /// Requests per method, e.g. `["GET": 2, "HEAD": 1]`.
+        public var methods: [String: Int]
+
+        enum CodingKeys: String, CodingKey {
+            case total, conditional, methods
+            case notModified = "not_modified"
+        }
+
+        /// No hits at all.
+        public static let zero = Hits(total: 0, conditional: 0, notModified: 0, methods: [:])
+
+        /// Creates a counter value.
+        public init(total: Int, conditional: Int, notModified: Int, methods: [String: Int] = [:]) {
+            self.total = total
+            self.conditional = conditional
+            self.notModified = notModified
+            self.methods = methods
+        }
+    }
+
+    /// Why the origin could not be started or driven.
+    public struct OriginError: Error, Sendable, CustomStringConvertible {
+        /// What went wrong, in words.
+        public var description: String
+    }
+
+    /// The TCP port the origin listens on (127.0.0.1).
+    public let port: Int
+    /// `http://127.0.0.1:<port>`.
+    public let baseURL: URL
+    private let process: Process
+    private let stdin: Pipe
+    private let session: URLSession
+
+    /// The origin script: `<package root>/Tests/Fixtures/origin.py`, found from this source file's path.
+    public static var scriptURL: URL {
+        URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Tests/Fixtures/origin.py")
+    }
+
+    /// Starts the origin and waits (at most `timeout` seconds) for its `LISTENING <port>` line.
+    /// - Throws: `OriginError` when python3 or the script is missing or no port was announced in time.
+    public init(timeout: TimeInterval = 10) throws {
+        let script = OriginServer.scriptURL
+        guard FileManager.default.fileExists(atPath: script.path) else {
+            throw OriginError(description: "origin script not found at \(script.path)")
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-u", script.path]
+        let stdin = Pipe(), stdout = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        process.standardError = FileHandle.nullDevice
+        do { try process.run() } catch {
+            throw OriginError(description: "cannot launch python3: \(error)")
+        }
+        let port = OriginServer.readPort(from: stdout.fileHandleForReading, timeout: timeout)
+        guard let port else {
+            try? stdin.fileHandleForWriting.close()
+            process.terminate()
+            throw OriginError(description: "origin did not print LISTENING within \(timeout) s")
+        }
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.urlCache = nil
+        self.process = process
+        self.stdin = stdin
+        self.port = port
+        self.baseURL = URL(string: "http://127.0.0.1:\(port)") ?? URL(fileURLWithPath: "/")
+        self.session = URLSession(configuration: configuration)
+    }
+
+    deinit {
+        stop()
+    }
+
+    /// Reads stdout until a `LISTENING <port>` line, bounded by `timeout` seconds.
+    private static func readPort(from handle: FileHandle, timeout: TimeInterval) -> Int? {
+        let found = Mutex<Int?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let reader = Thread {
+            var buffer = Data()
+            while true {
+                let chunk = handle.availableData
+                if chunk.isEmpty { break }
+                buffer.append(chunk)
+                if let text = String(data: buffer, encoding: .utf8), let line = text.split(separator: "\n").first,
+                   line.hasPrefix("LISTENING "), text.contains("\n") {
+                    found.withLock { $0 = Int(line.dropFirst("LISTENING ".count)) }
+                    break
+                }
+            }
+            done.signal()
+        }
+        reader.start()
+        _ = done.wait(timeout: .now() + timeout)
+        return found.withLock { $0 }
+    }
+
+    /// Stops the origin by closing its standard input (idempotent); waits briefly for it to exit.
+    public func stop() {
+        try? stdin.fileHandleForWriting.close()
+        let deadline = Date().addingTimeInterval(2)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        if process.isRunning { process.terminate() }
+    }
+
+    /// The absolute URL of `path` (e.g. `"/a"`) on this origin.
+    public func url(_ path: String) -> URL {
+        URL(string: baseURL.absoluteString + path) ?? baseURL
+    }
+
+    /// Programs the behaviour of `path`; every argument left `nil` is left out of the config.
+    /// - Parameters: see `origin.py`'s docstring: `size` is in bytes, `delay` in seconds.
+    /// - Throws: `OriginError` when the control request fails.
+    public func configure(path: String, status: Int = 200, headers: [(String, String)] = [], body: String? = nil,
+                          size: Int? = nil, etag: String? = nil, lastModified: String? = nil, delay: Double? = nil,
+                          truncate: Bool = false, drop: Bool = false, gzip: Bool = false, redirect: String? = nil,
+                          echoHeader: String? = nil) async throws {
+        var config: [String: Any] = ["path": path, "status": status, "headers": headers.map { [$0.0, $0.1] }]
+        if let body { config["body"] = body }
+        if let size { config["size"] = size }
+        if let etag { config["etag"] = etag }
+        if let lastModified { config["last_modified"] = lastModified }
+        if let delay { config["delay"] = delay }
+        if truncate { config["truncate"] = true }
+        if drop { config["drop"] = true }
+        if gzip { config["gzip"] = true }
+        if let redirect { config["redirect"] = redirect }
+        if let echoHeader { config["echo_header"] = echoHeader }
+        let data = try JSONSerialization.data(withJSONObject: config)
+        _ = try await control("POST", "/__config", body: data)
+    }
+
+    /// The origin's hit counters for `path` (zero when never requested).
+    /// - Throws: `OriginError` when the control request fails or the answer is not JSON.
+    public func hits(_ path: String) async throws -> Hits {
+        let data = try await control("GET", "/__hits", body: nil)
+        let all = try JSONDecoder().decode([String: Hits].self, from: data)
+        return all[path] ?? .zero
+    }
+
+    /// Forgets every path config and every counter.
+    /// - Throws: `OriginError` when the control request fails.
+    public func reset() async throws {
+        _ = try await control("POST", "/__reset", body: Data())
+    }
+
+    private func control(_ method: String, _ path: String, body: Data?) async throws -> Data {
+        var request = URLRequest(url: url(path))
+        request.httpMethod = method
+        request.httpBody = body
+        request.timeoutInterval = 10
+        if body != nil { request.setValue("application/json", forHTTPHeaderField: "Content-Type") }
+        let (data, response) = try await session.data(for: request)
+        guard let http = response as? HTTPURLResponse, http.statusCode == 200 else {
+            throw OriginError(description: "control \(method) \(path) failed: \(String(decoding: data, as: UTF8.self))")
+        }
+        return data
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import HTTPCacheSemantics
+
+/// Where a response came from — the seeds' `isCachedData` / ASI's `didUseCachedResponse`, refined.
+public enum ResponseSource: String, Sendable, Codable, CaseIterable {
+    /// Downloaded from the origin (full response).
+    case network
+    /// Served from the cache without contacting the origin (fresh, or allowed by the policy).
+    case cache
+    /// Served from the cache after the origin confirmed it with 304 Not Modified (RFC 9111 §4.3.4).
+    case revalidated
+    /// Served stale from the cache because the origin failed or answered 5xx and stale-if-error or
+    /// `fallbackToCacheIfLoadFails` allowed it (RFC 9111 §4.2.4).
+    case stale
+}
+
+/// A response body: bytes in memory, or a file for bodies larger than `Configuration.inMemoryBodyLimit`.
+public enum ResponseBody: Sendable, Hashable {
+    /// The whole body in memory.
+    case data(Data)
+    /// The body in a file. For a stored response this is the store's blob file (read it, do not modify or
+    /// move it; it disappears when the entry is replaced or evicted); for a response that was not stored it
+    /// is a temporary file the caller owns.
+    case file(URL)
+}
+
+/// What a DownloadCache call returns: the HTTP response, its body and where it came from.
+public struct CachedResponse: Sendable {
+    /// The final URL (after redirects were followed).
+    public var url: URL
+    /// The status code.
+    public var status: Int
+    /// The reason phrase (standard phrase for `status`).
+    public var statusText: String
+    /// The header fields as served: from the cache with `Age` (RFC 9111 §4.2.3, §5.1) and hop-by-hop fields
+    /// removed; never contradicting the body (see ``TransportResponse/headers``).
+    public var headers: HTTPHeaders
+    /// The body, in memory or as a file.
+    public var body: ResponseBody
+    /// The body's size in bytes.
+    public var bodySize: Int64
+    /// Where the response came from.
+    public var source: ResponseSource
+    /// The current age in seconds when served from the cache; `nil` for a network response.
+    public var age: TimeInterval?
+    /// Whether the stored response was fresh (RFC 9111 §4.2) when served; `true` for a network response.
+    public var isFresh: Bool
+    /// The cache decision's reason in words (e.g. "fresh: age 3 s < lifetime 60 s").
+    public var reason: String
+    /// The store's blob file holding the body, when the body is stored file-backed; else `nil`.
+    public var storedBodyURL: URL?
+
+    /// The seeds' `isCachedData` / ASI's `didUseCachedResponse`: `true` unless the body came from the network.
+    public var isFromCache: Bool { source != .network }
+
+    /// Creates a response value.
+    public init(url: URL, status: Int, statusText: String, headers: HTTPHeaders, body: ResponseBody, bodySize: Int64,
+                source: ResponseSource, age: TimeInterval?, isFresh: Bool, reason: String, storedBodyURL: URL? = nil) {
+        self.url = url
+        self.status = status
+        self.statusText = statusText
+        self.headers = headers
+        self.body = body
+        self.bodySize = bodySize
+        self.source = source
+        self.age = age
+        self.isFresh = isFresh
+        self.reason = reason
+        self.storedBodyURL = storedBodyURL
+    }
+
+    /// The body's bytes, loading a file body into memory.
+    /// - Throws: the file system's error when a file body cannot be read (e.g. it was evicted meanwhile).
+    public func data() throws -> Data {
+        switch body {
+        case .data(let data): return data
+        case .file(let url): return try Data(contentsOf: url)
+        }
+    }
+}

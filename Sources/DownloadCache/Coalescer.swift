@@ -1,0 +1,149 @@
+import Foundation
+import Synchronization
+
+/// Runs at most one operation per key at a time; concurrent callers with the same key wait for it.
+///
+/// Each waiter gets the shared result, or its own `.cancelled` error when its task is cancelled; the shared
+/// operation is cancelled only when its last waiter leaves.
+final class Coalescer<Value: Sendable>: Sendable {
+    typealias Outcome = Result<Value, DownloadError>
+
+    private final class Flight: Sendable {
+        struct State {
+            var waiters: [UInt64: CheckedContinuation<Outcome, Never>] = [:]
+            var cancelled: Set<UInt64> = []
+            var result: Outcome?
+            var task: Task<Void, Never>?
+            var joined = 0
+        }
+        let state = Mutex(State())
+    }
+
+    private let flights = Mutex<[String: Flight]>([:])
+    private let nextWaiter = Atomic<UInt64>(0)
+
+    /// Number of operations currently running.
+    var inFlightCount: Int { flights.withLock { $0.count } }
+
+    /// Joins the running operation for `key`, or starts `operation` when none runs.
+    /// - Returns: the shared outcome, or `.cancelled` when the calling task is cancelled first.
+    func run(key: String, operation: @escaping @Sendable () async -> Outcome) async -> Outcome {
+        let id = nextWaiter.wrappingAdd(1, ordering: .relaxed).newValue
+        let (flight, isNew) = flights.withLock { map -> (Flight, Bool) in
+            if let existing = map[key] { return (existing, false) }
+            let flight = Flight()
+            map[key] = flight
+            return (flight, true)
+        }
+        if isNew {
+            let task = Task {
+                let outcome = await operation()
+                self.finish(flight, key: key, outcome: outcome)
+            }
+            flight.state.withLock { $0.task = task }
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
+                let immediate: Outcome? = flight.state.withLock { state in
+                    if let result = state.result { return result }
+                    if state.cancelled.contains(id) { return .failure(Self.cancelledError) }
+                    state.waiters[id] = continuation
+                    state.joined += 1
+                    return nil
+                }
+                if let immediate { continuation.resume(returning: immediate) }
+            }
+        } onCancel: {
+            self.cancelWaiter(id, flight: flight, key: key)
+        }
+    }
+
+    private static var cancelledError: DownloadError {
+        DownloadError(.cancelled, "the caller's task was cancelled", transportError: .cancelled)
+    }
+
+    private func finish(_ flight: Flight, key: String, outcome: Outcome) {
+        flights.withLock { map in
+            if map[key] === flight { map[key] = nil }
+        }
+        let waiters = flight.state.withLock { state -> [CheckedContinuation<Outcome, Never>] in
+            state.result = outcome
+            defer { state.waiters = [:] }
+            return Array(state.waiters.values)
+        }
+        for waiter in waiters { waiter.resume(returning: outcome) }
+    }
+
+    private func cancelWaiter(_ id: UInt64, flight: Flight, key: String) {
+        let (continuation, abandon) = flight.state.withLock { state -> (CheckedContinuation<Outcome, Never>?, Task<Void, Never>?) in
+            guard state.result == nil else { return (nil, nil) }
+            let continuation = state.waiters.removeValue(forKey: id)
+            if continuation == nil { state.cancelled.insert(id) }
+            let abandon = (continuation != nil && state.waiters.isEmpty) ? state.task : nil
+            return (continuation, abandon)
+        }
+        if let abandon {
+            flights.withLock { map in
+                if map[key] === flight { map[key] = nil }
+            }
+            abandon.cancel()
+        }
+        continuation?.resume(returning: .failure(Self.cancelledError))
+    }
+}
+
+/// An async counting semaphore: at most `limit` holders at once, FIFO, cancellable while waiting.
+final class AsyncLimiter: Sendable {
+    private struct State {
+        var available: Int
+        var queue: [(UInt64, CheckedContinuation<Bool, Never>)] = []
+        var cancelled: Set<UInt64> = []
+    }
+    private let state: Mutex<State>
+    private let nextID = Atomic<UInt64>(0)
+
+    /// Creates a limiter admitting `limit` (at least 1) holders.
+    init(limit: Int) {
+        state = Mutex(State(available: max(1, limit)))
+    }
+
+    /// Waits for a slot. - Returns: `false` when the task was cancelled while waiting (no slot held).
+    func acquire() async -> Bool {
+        let id = nextID.wrappingAdd(1, ordering: .relaxed).newValue
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                let granted: Bool? = state.withLock { state in
+                    if state.cancelled.remove(id) != nil { return false }
+                    if state.available > 0 {
+                        state.available -= 1
+                        return true
+                    }
+                    state.queue.append((id, continuation))
+                    return nil
+                }
+                if let granted { continuation.resume(returning: granted) }
+            }
+        } onCancel: {
+            let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
+                if let index = state.queue.firstIndex(where: { $0.0 == id }) {
+                    return state.queue.remove(at: index).1
+                }
+                state.cancelled.insert(id)
+                return nil
+            }
+            waiter?.resume(returning: false)
+        }
+    }
+
+    /// Returns a slot, waking the longest waiter.
+    func release() {
+        let next = state.withLock { state -> CheckedContinuation<Bool, Never>? in
+            if state.queue.isEmpty {
+                state.available += 1
+                return nil
+            }
+            return state.queue.removeFirst().1
+        }
+        next?.resume(returning: true)
+    }
+}

@@ -1,0 +1,78 @@
+import CacheStore
+import Foundation
+import HTTPCacheSemantics
+
+extension DownloadCache {
+    /// How a DownloadCache is set up: where it stores, which RFC 9111 mode, limits, transport and clock.
+    public struct Configuration: Sendable {
+        /// Cache root directory; the store lives in `<directory>/<namespace>/`.
+        public var directory: URL
+        /// Store namespace: `[A-Za-z0-9._-]`, 1–64 characters (validated by CacheStore).
+        public var namespace: String
+        /// RFC 9111 private (default: a browser-like per-user cache) or shared cache semantics.
+        public var mode: CacheMode = .private
+        /// Bytes on disk before least-recently-used eviction; `nil` = unlimited. Default 1 GiB.
+        public var maxDiskBytes: Int64? = 1 << 30
+        /// Bytes of bodies kept in the memory tier; 0 disables it. Default 32 MiB.
+        public var maxMemoryBytes: Int = 32 << 20
+        /// Maximum number of stored responses; `nil` = unlimited.
+        public var maxEntryCount: Int?
+        /// Seconds since last access after which an entry is dropped; `nil` = never. Default 7 days.
+        public var maxAge: TimeInterval? = 7 * 86_400
+        /// Parallel origin downloads across all calls. Default 6: what a phone's radio and browsers use per
+        /// host (HTTP/1.1 practice), friendly to battery and to the origin; servers should raise it.
+        public var maxConcurrentDownloads: Int = 6
+        /// Bytes: bodies up to this size are returned in memory (`ResponseBody.data`); larger ones only as a
+        /// file URL. Default 8 MiB.
+        public var inMemoryBodyLimit: Int = 8 << 20
+        /// The transport; `nil` = a `URLSessionTransport` with `maxConcurrentDownloads` connections per host.
+        public var transport: (any HTTPTransport)?
+        /// The clock used for request/response times, ages and expiries (tests inject a fixed one).
+        public var now: @Sendable () -> Date = { Date() }
+        /// Redirect hops followed before failing with `.tooManyRedirects`. Default 10.
+        public var maxRedirects: Int = 10
+        /// Where storage problems are reported (they never fail a download). Default: standard error.
+        public var log: @Sendable (String) -> Void = { message in
+            FileHandle.standardError.write(Data("dlcache: \(message)\n".utf8))
+        }
+
+        /// Creates a configuration with the defaults documented on each property.
+        public init(directory: URL, namespace: String = "default") {
+            self.directory = directory
+            self.namespace = namespace
+        }
+
+        /// The default cache root: `$DLCACHE_DIR`, else `$XDG_CACHE_HOME/dlcache`, else `~/.cache/dlcache`.
+        public static func defaultDirectory() -> URL {
+            let environment = ProcessInfo.processInfo.environment
+            if let explicit = environment["DLCACHE_DIR"], !explicit.isEmpty {
+                return URL(fileURLWithPath: explicit, isDirectory: true)
+            }
+            if let xdg = environment["XDG_CACHE_HOME"], !xdg.isEmpty {
+                return URL(fileURLWithPath: xdg, isDirectory: true).appendingPathComponent("dlcache", isDirectory: true)
+            }
+            return FileManager.default.homeDirectoryForCurrentUser
+                .appendingPathComponent(".cache", isDirectory: true)
+                .appendingPathComponent("dlcache", isDirectory: true)
+        }
+
+        /// The CacheStore configuration these settings imply.
+        public var storeConfiguration: CacheStore.Configuration {
+            var store = CacheStore.Configuration(directory: directory, namespace: namespace)
+            store.maxDiskBytes = maxDiskBytes
+            store.maxMemoryBytes = maxMemoryBytes
+            store.maxEntryCount = maxEntryCount
+            store.maxAge = maxAge
+            store.now = now
+            return store
+        }
+
+        /// The RFC 9111 evaluation options for one request's options.
+        func evaluationOptions(_ options: RequestOptions) -> EvaluationOptions {
+            EvaluationOptions(mode: mode, policy: options.policy,
+                              ignoreServerCacheControl: options.ignoreServerCacheControl,
+                              lifetimeOverride: options.expiresIn,
+                              fallbackToCacheIfLoadFails: options.fallbackToCacheIfLoadFails)
+        }
+    }
+}

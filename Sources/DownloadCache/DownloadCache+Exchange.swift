@@ -1,0 +1,156 @@
+import CacheStore
+import Foundation
+import HTTPCacheSemantics
+
+extension DownloadCache {
+    /// The slow path of a GET, run once per coalesced group: re-reads the cache (a previous group may have
+    /// just stored it), asks RFC 9111 for a decision and performs it.
+    func resolveGET(_ request: CacheRequest, options: RequestOptions) async -> Result<CachedResponse, DownloadError> {
+        let now = configuration.now()
+        let evaluation = configuration.evaluationOptions(options)
+        let stored = options.readFromCache ? candidates(for: request).first : nil
+        let decision = RFC9111.evaluate(request: request, stored: stored?.metadata.stored, now: now, options: evaluation)
+        switch decision {
+        case .useStored(let reason):
+            if let stored, let hit = serve(stored, request: request, source: .cache, reason: reason,
+                                           options: options, now: now) {
+                return .success(hit)
+            }
+            return await exchange(request, original: request, stored: nil, options: options, reason: reason)
+        case .useStoredAndRevalidate(let conditional, let reason):
+            if let stored, let hit = serve(stored, request: request, source: .cache, reason: reason,
+                                           options: options, now: now) {
+                revalidateInBackground(conditional, original: request, stored: stored, options: options)
+                return .success(hit)
+            }
+            return await exchange(request, original: request, stored: nil, options: options, reason: reason)
+        case .revalidate(let conditional, let reason):
+            return await exchange(conditional, original: request, stored: stored, options: options, reason: reason)
+        case .fetch(let reason):
+            return await exchange(request, original: request, stored: stored, options: options, reason: reason)
+        case .unsatisfiable(let reason):
+            return .failure(DownloadError(.notCached, reason))
+        }
+    }
+
+    /// stale-while-revalidate (RFC 5861 / RFC 9111 §4.2.4): one background conditional request per key.
+    private func revalidateInBackground(_ conditional: CacheRequest, original: CacheRequest, stored: StoredCandidate,
+                                        options: RequestOptions) {
+        let key = "bg\n" + RFC9111.primaryKey(method: "GET", url: original.url) + "\n" + stored.key.variant
+        let quiet = RequestOptions(policy: options.policy, fallbackToCacheIfLoadFails: options.fallbackToCacheIfLoadFails,
+                                   ignoreServerCacheControl: options.ignoreServerCacheControl, storage: options.storage,
+                                   readFromCache: true, writeToCache: options.writeToCache, expiresIn: options.expiresIn,
+                                   renewExpiryOnHit: false, pin: options.pin, timeout: options.timeout)
+        Task {
+            _ = await self.backgroundRevalidations.run(key: key) { [self] in
+                await self.exchange(conditional, original: original, stored: stored, options: quiet, reason: "background revalidation")
+            }
+        }
+    }
+
+    /// Sends `sent` (the request, or its conditional form) to the origin and turns the answer into a result:
+    /// 304 → freshen the stored response (§4.3.4); 5xx or failure → stale fallback where allowed (§4.2.4);
+    /// full response → stored when storable (§3), streamed into the store without holding it in memory.
+    func exchange(_ sent: CacheRequest, original: CacheRequest, stored: StoredCandidate?, options: RequestOptions,
+                  reason: String) async -> Result<CachedResponse, DownloadError> {
+        let sink = BodySink(cache: self)
+        let requestTime = configuration.now()
+        let received: TransportResponse
+        switch await send(sent, to: sink.fileURL, options: options) {
+        case .success(let response):
+            received = response
+        case .failure(let error):
+            sink.discard()
+            return fallback(after: DownloadError(error), status: nil, original: original, stored: stored, options: options)
+        }
+        let responseTime = configuration.now()
+        let head = CacheResponse(status: received.status, headers: received.headers)
+        if received.status == 304, let stored {
+            sink.discard()
+            return freshened(stored, with: head, original: original, options: options,
+                             requestTime: requestTime, responseTime: responseTime)
+        }
+        if (500...599).contains(received.status), stored != nil {
+            let error = DownloadError(.http(status: received.status), "origin answered \(received.status)")
+            if case .success(let stale) = fallback(after: error, status: received.status, original: original,
+                                                   stored: stored, options: options) {
+                sink.discard()
+                return .success(stale)
+            }
+        }
+        return complete(received, sink: sink, original: original, options: options,
+                        requestTime: requestTime, responseTime: responseTime, reason: reason)
+    }
+
+    /// One transport exchange under the concurrency limit, reporting progress.
+    func send(_ request: CacheRequest, to file: URL, options: RequestOptions) async -> Result<TransportResponse, TransportError> {
+        guard await limiter.acquire() else { return .failure(.cancelled) }
+        defer { limiter.release() }
+        let url = request.url
+        let hub = progressHub
+        let callback = options.progress
+        let transportRequest = TransportRequest(method: request.method, url: url, headers: request.headers,
+                                                body: options.body, timeout: options.timeout, followRedirects: false)
+        defer { hub.finish(url) }
+        do {
+            let response = try await transport.send(transportRequest, bodyFile: file) { received, expected in
+                let progress = DownloadProgress(url: url, bytesReceived: received, bytesExpected: expected)
+                callback?(progress)
+                hub.send(progress)
+            }
+            return .success(response)
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// After a failed exchange or a 5xx: serve the stored response marked `.stale` when RFC 9111 §4.2.4
+    /// (stale-if-error) or `fallbackToCacheIfLoadFails` allows it; otherwise the error.
+    private func fallback(after error: DownloadError, status: Int?, original: CacheRequest, stored: StoredCandidate?,
+                          options: RequestOptions) -> Result<CachedResponse, DownloadError> {
+        guard error.code != .cancelled, let stored else { return .failure(error) }
+        let now = configuration.now()
+        let decision = RFC9111.errorDecision(stored: stored.metadata.stored, request: original, now: now,
+                                             options: configuration.evaluationOptions(options), status: status)
+        guard decision.servesStored,
+              let stale = serve(stored, request: original, source: .stale,
+                                reason: "\(decision.reason) (origin: \(error.detail))", options: options, now: now) else {
+            return .failure(error)
+        }
+        return .success(stale)
+    }
+
+    /// 304 Not Modified: freshen every stored response it selects (§4.3.4) and serve the chosen one.
+    private func freshened(_ stored: StoredCandidate, with notModified: CacheResponse, original: CacheRequest,
+                           options: RequestOptions, requestTime: Date, responseTime: Date) -> Result<CachedResponse, DownloadError> {
+        let all = candidates(for: original)
+        let selected = Set(RFC9111.selectForFreshening(all.map(\.metadata.stored), notModified: notModified))
+        var chosen = stored
+        var chosenWasSelected = false
+        for (index, candidate) in all.enumerated() where selected.contains(index) {
+            var metadata = candidate.metadata
+            metadata.stored = RFC9111.freshen(metadata.stored, with: notModified,
+                                              requestTime: requestTime, responseTime: responseTime)
+            if let expiresIn = options.expiresIn {
+                metadata.stored.overrideExpiry = responseTime.addingTimeInterval(expiresIn)
+            }
+            persist(metadata, for: candidate.key)
+            if candidate.key == stored.key {
+                chosen = StoredCandidate(info: candidate.info, metadata: metadata)
+                chosenWasSelected = true
+            }
+        }
+        if !chosenWasSelected {
+            // The 304 did not select our stored response (validator mismatch): freshen it anyway for this
+            // answer only, since the origin answered our conditional request built from it.
+            chosen.metadata.stored = RFC9111.freshen(stored.metadata.stored, with: notModified,
+                                                     requestTime: requestTime, responseTime: responseTime)
+        }
+        let now = configuration.now()
+        if let served = serve(chosen, request: original, source: .revalidated, reason: "revalidated: 304 Not Modified",
+                              options: options, now: now) {
+            return .success(served)
+        }
+        return .failure(DownloadError(.storage, "stored body vanished during revalidation of \(original.url.absoluteString)"))
+    }
+}

@@ -1,0 +1,116 @@
+import CacheStore
+import Foundation
+import HTTPCacheSemantics
+import Synchronization
+
+/// One stored response the cache could use: the store's entry info and its decoded metadata.
+struct StoredCandidate: Sendable {
+    var info: EntryInfo
+    var metadata: StoredEntryMetadata
+    var key: StoreKey { info.key }
+}
+
+/// Remembers decoded metadata by its bytes so a hit does not pay a JSON decode (bounded, cleared when full).
+final class MetadataDecodeCache: Sendable {
+    private let entries = Mutex<[Data: StoredEntryMetadata]>([:])
+    private let capacity = 4_096
+
+    /// The decoded metadata of `data`, or `nil` when it is not valid metadata.
+    func decode(_ data: Data) -> StoredEntryMetadata? {
+        if let known = entries.withLock({ $0[data] }) { return known }
+        guard let decoded = StoredEntryMetadata.decode(data) else { return nil }
+        entries.withLock { map in
+            if map.count >= capacity { map.removeAll(keepingCapacity: true) }
+            map[data] = decoded
+        }
+        return decoded
+    }
+}
+
+extension DownloadCache {
+    /// The stored responses for `request`'s primary key that match it (RFC 9111 §4.1), newest first.
+    func candidates(for request: CacheRequest) -> [StoredCandidate] {
+        let primary = RFC9111.primaryKey(method: "GET", url: request.url)
+        var found: [StoredCandidate] = []
+        for info in store.variants(forPrimaryKey: primary) {
+            guard let metadata = metadataCache.decode(info.metadata) else {
+                configuration.log("dropping entry with unreadable metadata: \(info.key)")
+                try? store.remove(info.key)
+                continue
+            }
+            if RFC9111.matches(stored: metadata.stored, request: request) {
+                found.append(StoredCandidate(info: info, metadata: metadata))
+            }
+        }
+        // §4.1: when several match, use the most recent response (by Date, here by response time).
+        return found.sorted { $0.metadata.stored.responseTime > $1.metadata.stored.responseTime }
+    }
+
+    /// A response served from the cache without any network exchange, when the decision allows it.
+    func fastHit(_ request: CacheRequest, options: RequestOptions) -> CachedResponse? {
+        guard let candidate = candidates(for: request).first else { return nil }
+        let now = configuration.now()
+        let decision = RFC9111.evaluate(request: request, stored: candidate.metadata.stored, now: now,
+                                        options: configuration.evaluationOptions(options))
+        guard case .useStored(let reason) = decision else { return nil }
+        return serve(candidate, request: request, source: .cache, reason: reason, options: options, now: now)
+    }
+
+    /// Builds the response for a stored candidate; `nil` when its body is gone or corrupt (then it is a miss).
+    ///
+    /// Renews a sliding expiry (the seeds' `updateExpiryDateIfInCache`) and pins when the options ask.
+    func serve(_ candidate: StoredCandidate, request: CacheRequest, source: ResponseSource, reason: String,
+               options: RequestOptions, now: Date) -> CachedResponse? {
+        var stored = candidate.metadata.stored
+        let size = candidate.info.bodySize
+        let body: ResponseBody
+        var blobURL: URL?
+        if size <= Int64(configuration.inMemoryBodyLimit) {
+            guard let entry = store.entry(for: candidate.key) else { return nil }
+            body = .data(entry.body)
+            blobURL = nil
+        } else {
+            guard let url = store.bodyFileURL(for: candidate.key) else { return nil }
+            body = .file(url)
+            blobURL = url
+        }
+        let evaluation = configuration.evaluationOptions(options)
+        let age = RFC9111.currentAge(stored, now: now)
+        let fresh = RFC9111.isFresh(stored, now: now, options: evaluation)
+        if source == .cache || source == .revalidated {
+            renewIfSliding(&stored, candidate: candidate, options: options, now: now)
+        }
+        if options.pin && !candidate.info.isPinned {
+            do { try store.setPinned(true, for: candidate.key) } catch {
+                configuration.log("cannot pin \(candidate.key): \(error)")
+            }
+        }
+        return CachedResponse(url: request.url, status: stored.response.status,
+                              statusText: candidate.metadata.statusText,
+                              headers: RFC9111.responseHeadersForServing(stored, now: now),
+                              body: body, bodySize: size, source: source, age: age, isFresh: fresh,
+                              reason: reason, storedBodyURL: blobURL)
+    }
+
+    /// Sliding expiry: moves `overrideExpiry` to now + the sliding lifetime and persists it.
+    private func renewIfSliding(_ stored: inout StoredResponse, candidate: StoredCandidate, options: RequestOptions,
+                                now: Date) {
+        var lifetime = stored.slidingLifetime
+        if options.renewExpiryOnHit, let requested = options.expiresIn { lifetime = requested }
+        guard let lifetime else { return }
+        stored.slidingLifetime = lifetime
+        stored.overrideExpiry = now.addingTimeInterval(lifetime)
+        var metadata = candidate.metadata
+        metadata.stored = stored
+        persist(metadata, for: candidate.key)
+    }
+
+    /// Writes new metadata for an existing entry (freshening, sliding expiry); failures are logged only.
+    func persist(_ metadata: StoredEntryMetadata, for key: StoreKey) {
+        do {
+            try store.updateMetadata(try metadata.encoded(), for: key)
+        } catch {
+            configuration.log("cannot update metadata of \(key): \(error)")
+        }
+    }
+}

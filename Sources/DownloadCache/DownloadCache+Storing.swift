@@ -1,0 +1,195 @@
+import CacheStore
+import Foundation
+import HTTPCacheSemantics
+
+/// Where one response body is streamed: a CacheStore body writer (so a storable body is committed by rename,
+/// never copied), or a private temporary file when the store cannot give one.
+final class BodySink: @unchecked Sendable {
+    // @unchecked: used by one exchange at a time; never shared between tasks.
+    let writer: BodyWriter?
+    let fileURL: URL
+    private let downloadsDirectory: URL
+
+    init(cache: DownloadCache, useStore: Bool = true) {
+        downloadsDirectory = cache.downloadsDirectory
+        var writer: BodyWriter?
+        if useStore {
+            do { writer = try cache.store.makeBodyWriter() } catch {
+                cache.configuration.log("no body writer, downloading to a temporary file: \(error)")
+            }
+        }
+        self.writer = writer
+        if let writer {
+            fileURL = writer.fileURL
+        } else {
+            try? FileManager.default.createDirectory(at: cache.downloadsDirectory, withIntermediateDirectories: true)
+            fileURL = cache.downloadsDirectory.appendingPathComponent(UUID().uuidString)
+        }
+    }
+
+    /// Deletes the body file (transfer failed or the body was not needed).
+    func discard() {
+        if let writer { writer.abort() }
+        try? FileManager.default.removeItem(at: fileURL)
+    }
+
+    /// Moves the body out of the store's tmp/ into a caller-owned temporary file; `nil` when it is gone.
+    func keep() -> URL? {
+        guard FileManager.default.fileExists(atPath: fileURL.path) else { return nil }
+        if writer == nil { return fileURL }
+        try? FileManager.default.createDirectory(at: downloadsDirectory, withIntermediateDirectories: true)
+        let target = downloadsDirectory.appendingPathComponent(UUID().uuidString)
+        guard rename(fileURL.path, target.path) == 0 else {
+            do { try FileManager.default.copyItem(at: fileURL, to: target) } catch { return nil }
+            discard()
+            return target
+        }
+        writer?.abort()
+        return target
+    }
+}
+
+extension DownloadCache {
+    /// A complete (non-304) response: checks its length, stores it when storable (§3), returns it.
+    func complete(_ received: TransportResponse, sink: BodySink, original: CacheRequest, options: RequestOptions,
+                  requestTime: Date, responseTime: Date, reason: String) -> Result<CachedResponse, DownloadError> {
+        let size = received.bodySize
+        if URLSessionTransportDelegate.bodyExpected(method: original.method, status: received.status),
+           let text = received.headers.first("Content-Length"), let expected = Int64(text), expected != size {
+            sink.discard()
+            return .failure(DownloadError(.truncated(expected: expected, received: size)))
+        }
+        let head = CacheResponse(status: received.status, headers: received.headers)
+        let inMemory = size <= Int64(configuration.inMemoryBodyLimit)
+        var data: Data?
+        if inMemory {
+            do { data = try Data(contentsOf: sink.fileURL) } catch {
+                sink.discard()
+                return .failure(DownloadError(.storage, "cannot read the downloaded body: \(error)"))
+            }
+        }
+        let storability = options.writeToCache
+            ? RFC9111.storability(request: original, response: head, mode: configuration.mode,
+                                  ignoreServerCacheControl: options.ignoreServerCacheControl)
+            : .doNotStore(reason: "writing to the cache is off for this request")
+        var note: String
+        switch storability {
+        case .store: note = "stored"
+        case .doNotStore(let why): note = "not stored: \(why)"
+        }
+        if storability.isStorable, let writer = sink.writer {
+            if let variant = RFC9111.secondaryKey(vary: head.headers, request: original.headers) {
+                let key = StoreKey(primary: RFC9111.primaryKey(method: "GET", url: original.url), variant: variant)
+                let stored = StoredResponse(
+                    response: head, requestTime: requestTime, responseTime: responseTime,
+                    varyingRequestHeaders: RFC9111.varyingRequestHeaders(response: head, request: original.headers),
+                    requestMethod: "GET", overrideExpiry: options.expiresIn.map { responseTime.addingTimeInterval($0) },
+                    slidingLifetime: options.renewExpiryOnHit ? options.expiresIn : nil)
+                let metadata = StoredEntryMetadata(url: original.url.absoluteString, method: "GET",
+                                                   statusText: received.statusText, stored: stored)
+                do {
+                    try store.commit(writer, metadata: try metadata.encoded(), for: key,
+                                     storageClass: options.storage, pinned: options.pin)
+                    let blob = store.bodyFileURL(for: key)
+                    if let data {
+                        return .success(networkResponse(received, original: original, body: .data(data),
+                                                        reason: "\(reason); \(note)", blob: blob))
+                    }
+                    if let blob {
+                        return .success(networkResponse(received, original: original, body: .file(blob),
+                                                        reason: "\(reason); \(note)", blob: blob))
+                    }
+                    if let entry = store.entry(for: key) {
+                        return .success(networkResponse(received, original: original, body: .data(entry.body),
+                                                        reason: "\(reason); \(note)", blob: nil))
+                    }
+                    return .failure(DownloadError(.storage, "stored body of \(key) vanished right after commit"))
+                } catch {
+                    configuration.log("cannot store \(original.url.absoluteString): \(error)")
+                    note = "not stored: storage error"
+                }
+            } else {
+                note = "not stored: Vary: * never matches"
+            }
+        }
+        if let data {
+            sink.discard()
+            return .success(networkResponse(received, original: original, body: .data(data),
+                                            reason: "\(reason); \(note)", blob: nil))
+        }
+        guard let file = sink.keep() else {
+            return .failure(DownloadError(.storage, "the downloaded body of \(original.url.absoluteString) could not be kept"))
+        }
+        return .success(networkResponse(received, original: original, body: .file(file),
+                                        reason: "\(reason); \(note)", blob: nil))
+    }
+
+    /// A response value for a body that came from the network.
+    func networkResponse(_ received: TransportResponse, original: CacheRequest, body: ResponseBody, reason: String,
+                         blob: URL?) -> CachedResponse {
+        CachedResponse(url: original.url, status: received.status, statusText: received.statusText,
+                       headers: received.headers, body: body, bodySize: received.bodySize, source: .network,
+                       age: nil, isFresh: true, reason: reason, storedBodyURL: blob)
+    }
+
+    /// HEAD (RFC 9111 §4.3.5): sent to the origin; a 200 answer freshens the stored GET responses whose
+    /// validators and length it confirms, and removes those it contradicts.
+    func headRequest(_ request: CacheRequest, options: RequestOptions) async throws(DownloadError) -> CachedResponse {
+        let sink = BodySink(cache: self, useStore: false)
+        defer { sink.discard() }
+        let requestTime = configuration.now()
+        let received = try await send(request, to: sink.fileURL, options: options).mapError { DownloadError($0) }.get()
+        let responseTime = configuration.now()
+        let head = CacheResponse(status: received.status, headers: received.headers)
+        if received.status == 200 {
+            var getRequest = request
+            getRequest.method = "GET"
+            for candidate in candidates(for: getRequest) {
+                if let updated = RFC9111.freshenWithHEAD(candidate.metadata.stored, head: head,
+                                                         requestTime: requestTime, responseTime: responseTime) {
+                    var metadata = candidate.metadata
+                    metadata.stored = updated
+                    persist(metadata, for: candidate.key)
+                } else {
+                    // The HEAD's validators or length no longer match: the stored body is outdated.
+                    do { try store.remove(candidate.key) } catch {
+                        configuration.log("cannot invalidate \(candidate.key): \(error)")
+                    }
+                }
+            }
+        }
+        return networkResponse(received, original: request, body: .data(Data()), reason: "HEAD is sent to the origin", blob: nil)
+    }
+
+    /// Unsafe methods (RFC 9111 §4.4): sent to the origin, never cached; a non-error answer invalidates the
+    /// stored responses for the target URI and for same-origin Location / Content-Location.
+    func unsafeRequest(_ request: CacheRequest, options: RequestOptions) async throws(DownloadError) -> CachedResponse {
+        let sink = BodySink(cache: self, useStore: false)
+        let received: TransportResponse
+        do {
+            received = try await send(request, to: sink.fileURL, options: options).mapError { DownloadError($0) }.get()
+        } catch {
+            sink.discard()
+            throw error
+        }
+        let head = CacheResponse(status: received.status, headers: received.headers)
+        let keys = RFC9111.invalidatedKeys(request: request, response: head)
+        for key in keys {
+            do { try store.removeAll(forPrimaryKey: key) } catch {
+                configuration.log("cannot invalidate \(key): \(error)")
+            }
+        }
+        if !keys.isEmpty && eventHub.hasSubscribers { eventHub.send(.invalidated(url: request.url)) }
+        let body: ResponseBody
+        if received.bodySize <= Int64(configuration.inMemoryBodyLimit) {
+            body = .data((try? Data(contentsOf: sink.fileURL)) ?? Data())
+            sink.discard()
+        } else if let file = sink.keep() {
+            body = .file(file)
+        } else {
+            throw DownloadError(.storage, "the response body could not be kept")
+        }
+        return networkResponse(received, original: request, body: body,
+                               reason: "\(request.method) is not cacheable (RFC 9111 §4.4)", blob: nil)
+    }
+}

@@ -1,0 +1,183 @@
+@_exported import CacheStore
+import Foundation
+@_exported import HTTPCacheSemantics
+
+/// A local, persistent, RFC 9111-correct HTTP cache in front of an ``HTTPTransport`` — the seeds'
+/// `CachedDownloadManager`, ASIDownloadCache's policies and an NSURLCache-style memory tier, done properly.
+///
+/// - Decisions come from HTTPCacheSemantics (pure RFC 9111); bytes live in CacheStore (crash-safe).
+/// - Identical concurrent requests share one origin exchange (coalescing); at most
+///   `maxConcurrentDownloads` exchanges run at once.
+/// - A storage problem never fails a call: it is logged and the call degrades to the network.
+public final class DownloadCache: Sendable {
+    /// The settings this cache was created with.
+    public let configuration: Configuration
+    /// The underlying store, for inspection (CLI ls/stats/verify) and maintenance.
+    public let store: CacheStore
+    let transport: any HTTPTransport
+    let coalescer = Coalescer<CachedResponse>()
+    let backgroundRevalidations = Coalescer<CachedResponse>()
+    let limiter: AsyncLimiter
+    let eventHub = EventHub<CacheEvent>()
+    let progressHub = ProgressHub()
+    let metadataCache = MetadataDecodeCache()
+    /// Directory for bodies that were not stored but are too large to return in memory.
+    let downloadsDirectory: URL
+
+    /// Opens (or creates) the cache at `<directory>/<namespace>`.
+    /// - Throws: `CacheStoreError` when the store cannot be opened at all (e.g. `.invalidNamespace`,
+    ///   `.permissionDenied`); a store that opens but misbehaves later only degrades calls to the network.
+    public init(configuration: Configuration) throws {
+        self.configuration = configuration
+        self.store = try CacheStore(configuration: configuration.storeConfiguration)
+        self.transport = configuration.transport
+            ?? URLSessionTransport(maxConnectionsPerHost: max(1, configuration.maxConcurrentDownloads))
+        self.limiter = AsyncLimiter(limit: configuration.maxConcurrentDownloads)
+        self.downloadsDirectory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("dlcache-downloads", isDirectory: true)
+    }
+
+    /// A new stream of every call's outcome from now on (the seeds' delegate); each call returns its own stream.
+    public var events: AsyncStream<CacheEvent> { eventHub.subscribe() }
+
+    /// A stream of bytes received / expected for downloads of `url`; it finishes when the next download of
+    /// `url` completes (it waits for one to start when none is in flight).
+    public func progress(for url: URL) -> AsyncStream<DownloadProgress> {
+        progressHub.subscribe(url)
+    }
+
+    /// The main call: answers `request` from the cache or the origin as RFC 9111 and `options` say.
+    ///
+    /// GET responses are cached; HEAD freshens stored GET responses (§4.3.5); unsafe methods go to the origin
+    /// and invalidate stored responses for the URL (§4.4). Redirects are followed hop by hop (each hop cached
+    /// under its own key) unless `options.followRedirects` is false. Never throws because of a storage problem.
+    /// - Throws: `DownloadError` — `.connectionFailed`/`.timedOut`/`.truncated` when the origin failed and no
+    ///   stored response may stand in, `.notCached` when the policy forbids the network and nothing usable is
+    ///   stored, `.cancelled`, `.invalidURL`, `.tooManyRedirects`, `.storage`, `.other`.
+    public func response(for request: CacheRequest,
+                         options: RequestOptions = RequestOptions()) async throws(DownloadError) -> CachedResponse {
+        do {
+            let result = try await followingRedirects(request, options: options)
+            if eventHub.hasSubscribers {
+                eventHub.send(.succeeded(url: request.url, source: result.source, isCachedData: result.isFromCache))
+            }
+            return result
+        } catch {
+            if eventHub.hasSubscribers { eventHub.send(.failed(url: request.url, error: error)) }
+            throw error
+        }
+    }
+
+    /// The seeds' `CachedDownloadManager` call: GET `url`, optionally overriding the server's lifetime.
+    /// - Parameters:
+    ///   - expiresIn: seconds the stored copy stays fresh, replacing the server's lifetime; `nil` = server's.
+    ///   - renewExpiryOnHit: sliding expiry: each hit renews the expiry to now + `expiresIn`.
+    /// - Throws: `DownloadError`, as ``response(for:options:)``.
+    public func download(_ url: URL, expiresIn seconds: TimeInterval? = nil,
+                         renewExpiryOnHit: Bool = false) async throws(DownloadError) -> CachedResponse {
+        try await response(for: CacheRequest(url: url),
+                           options: RequestOptions(expiresIn: seconds, renewExpiryOnHit: renewExpiryOnHit))
+    }
+
+    /// Pins or unpins every stored response for GET `url` (pinned entries are never evicted by limits or age).
+    /// - Throws: `DownloadError.storage` when the store refuses.
+    public func setPinned(_ pinned: Bool, for url: URL) throws(DownloadError) {
+        do {
+            try store.setPinned(pinned, forPrimaryKey: RFC9111.primaryKey(method: "GET", url: url))
+        } catch {
+            throw DownloadError(.storage, "cannot pin \(url.absoluteString): \(error)")
+        }
+    }
+
+    /// Removes every stored response for GET `url`.
+    /// - Throws: `DownloadError.storage` when the store refuses.
+    public func removeCachedResponses(for url: URL) throws(DownloadError) {
+        do {
+            try store.removeAll(forPrimaryKey: RFC9111.primaryKey(method: "GET", url: url))
+        } catch {
+            throw DownloadError(.storage, "cannot remove \(url.absoluteString): \(error)")
+        }
+    }
+
+    // MARK: - Redirects
+
+    private static let redirectStatuses: Set<Int> = [301, 302, 303, 307, 308]
+
+    /// Performs `request` hop by hop; each hop goes through the cache under its own key.
+    private func followingRedirects(_ request: CacheRequest,
+                                    options: RequestOptions) async throws(DownloadError) -> CachedResponse {
+        guard let scheme = request.url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+              request.url.host != nil else {
+            throw DownloadError(.invalidURL, "not an absolute http(s) URL: \(request.url.absoluteString)")
+        }
+        var current = request
+        var hopOptions = options
+        var hops = 0
+        while true {
+            let result = try await singleHop(current, options: hopOptions)
+            guard options.followRedirects, Self.redirectStatuses.contains(result.status),
+                  let location = result.headers.first("Location"),
+                  let next = URL(string: location, relativeTo: current.url)?.absoluteURL,
+                  let scheme = next.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+                return result
+            }
+            hops += 1
+            if hops > configuration.maxRedirects {
+                throw DownloadError(.tooManyRedirects, "more than \(configuration.maxRedirects) redirects from \(request.url.absoluteString)")
+            }
+            current = Self.redirected(current, to: next, status: result.status, options: &hopOptions)
+        }
+    }
+
+    /// The request for the next hop (RFC 9110 §15.4: 303, and 301/302 after POST, become GET without content).
+    private static func redirected(_ request: CacheRequest, to url: URL, status: Int,
+                                   options: inout RequestOptions) -> CacheRequest {
+        let method = request.method.uppercased()
+        var next = request
+        next.url = url
+        if (status == 303 && method != "HEAD") || ((status == 301 || status == 302) && method == "POST") {
+            next.method = "GET"
+            options.body = nil
+            next.headers.remove("Content-Type")
+            next.headers.remove("Content-Length")
+        }
+        if request.url.host?.lowercased() != url.host?.lowercased() {
+            next.headers.remove("Authorization")
+            next.headers.remove("Cookie")
+        }
+        return next
+    }
+
+    /// One hop: dispatches on the method.
+    private func singleHop(_ request: CacheRequest, options: RequestOptions) async throws(DownloadError) -> CachedResponse {
+        switch request.method.uppercased() {
+        case "GET":
+            return try await cachedGET(request, options: options)
+        case "HEAD":
+            return try await headRequest(request, options: options)
+        default:
+            return try await unsafeRequest(request, options: options)
+        }
+    }
+
+    /// GET through the cache: a fresh stored response is served at once; anything needing the origin is
+    /// coalesced with identical in-flight requests.
+    private func cachedGET(_ request: CacheRequest, options: RequestOptions) async throws(DownloadError) -> CachedResponse {
+        if options.readFromCache, let hit = fastHit(request, options: options) {
+            return hit
+        }
+        let key = coalescingKey(request, options: options)
+        let outcome = await coalescer.run(key: key) { [self] in
+            await self.resolveGET(request, options: options)
+        }
+        return try outcome.get()
+    }
+
+    /// The coalescing key: method, primary cache key, every request header, and the option fingerprint.
+    private func coalescingKey(_ request: CacheRequest, options: RequestOptions) -> String {
+        var key = RFC9111.primaryKey(method: "GET", url: request.url)
+        let fields = request.headers.fields.map { "\($0.name.lowercased()):\($0.value)" }.sorted()
+        key += "\n" + fields.joined(separator: "\n") + "\n" + options.coalescingFingerprint
+        return key
+    }
+}

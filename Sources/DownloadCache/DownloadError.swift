@@ -1,0 +1,63 @@
+import Foundation
+
+/// Why a DownloadCache call failed. A cache or storage problem alone never produces one: a broken cache
+/// degrades to the network.
+public struct DownloadError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The failure classes a caller can act on.
+    public enum Code: Sendable, Hashable {
+        /// The origin could not be reached (connection refused, DNS failure, connection lost) and no stored
+        /// response was allowed to stand in. `offline` is a synonym.
+        case connectionFailed
+        /// The origin did not answer within the timeout (seconds, `RequestOptions.timeout`).
+        case timedOut
+        /// The caller's task was cancelled (other waiters on the same download are not affected).
+        case cancelled
+        /// The policy forbade the network (`returnCacheDataDontLoad`, `dontLoad`, `only-if-cached`) and no
+        /// usable stored response exists (RFC 9111 §5.2.1.7: a 504 in HTTP terms).
+        case notCached
+        /// The body ended before its Content-Length; nothing was stored.
+        case truncated
+        /// The URL is not an absolute http(s) URL.
+        case invalidURL
+        /// The cache could not be used at all for something only the cache can do (e.g. a large body could
+        /// be neither stored nor kept in a temporary file).
+        case storage
+        /// The origin answered with this non-success status (used by prefetch, which counts those as failures).
+        case http(status: Int)
+        /// Too many redirects (more than `Configuration.maxRedirects`).
+        case tooManyRedirects
+        /// Anything else (TLS failure, unwritable file ...); see `detail`.
+        case other
+
+        /// Synonym of ``connectionFailed``: the origin is unreachable.
+        public static var offline: Code { .connectionFailed }
+    }
+
+    /// The failure class.
+    public var code: Code
+    /// What happened, in words.
+    public var detail: String
+    /// The transport's classification when the failure came from the network, else `nil`.
+    public var transportError: TransportError?
+
+    /// Creates an error value.
+    public init(_ code: Code, _ detail: String, transportError: TransportError? = nil) {
+        self.code = code
+        self.detail = detail
+        self.transportError = transportError
+    }
+
+    /// Maps a transport failure to the caller-facing class.
+    public init(_ error: TransportError) {
+        switch error {
+        case .connectionFailed: self.init(.connectionFailed, error.description, transportError: error)
+        case .timedOut: self.init(.timedOut, error.description, transportError: error)
+        case .cancelled: self.init(.cancelled, error.description, transportError: error)
+        case .truncated: self.init(.truncated, error.description, transportError: error)
+        case .other: self.init(.other, error.description, transportError: error)
+        }
+    }
+
+    /// `DownloadError.<code>: <detail>`.
+    public var description: String { "DownloadError.\(code): \(detail)" }
+}

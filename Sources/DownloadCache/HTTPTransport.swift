@@ -1,0 +1,151 @@
+import Foundation
+import HTTPCacheSemantics
+
+/// One request as the transport sends it: method, absolute URL, header fields, optional request body.
+public struct TransportRequest: Sendable, Hashable {
+    /// The request method, e.g. `"GET"`, `"HEAD"`, `"POST"` (case kept as given).
+    public var method: String
+    /// The absolute target URL (http or https).
+    public var url: URL
+    /// Request header fields sent as given (names case-insensitive).
+    public var headers: HTTPHeaders
+    /// The request content for unsafe methods; `nil` sends none.
+    public var body: Data?
+    /// Total time allowed for the exchange, in seconds; `nil` uses the transport's default idle timeout.
+    public var timeout: TimeInterval?
+    /// Whether the transport may follow 3xx redirects itself; the cache client always passes `false` and
+    /// follows them hop by hop so each hop is cached under its own key.
+    public var followRedirects: Bool
+
+    /// Creates a request; see the properties for units and defaults.
+    public init(method: String = "GET", url: URL, headers: HTTPHeaders = HTTPHeaders(), body: Data? = nil,
+                timeout: TimeInterval? = nil, followRedirects: Bool = false) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+        self.timeout = timeout
+        self.followRedirects = followRedirects
+    }
+}
+
+/// A complete response as the transport received it; the body is in the file the caller named.
+public struct TransportResponse: Sendable, Hashable {
+    /// The URL that answered (the request URL unless the transport followed redirects).
+    public var url: URL
+    /// The status code, e.g. 200, 304.
+    public var status: Int
+    /// The reason phrase for `status` (e.g. "OK"); HTTP/1.1 reason phrases are not exposed by URLSession.
+    public var statusText: String
+    /// The response header fields, corrected so they never contradict the body in the file: when the
+    /// transport decoded a content coding (libcurl's gzip trap), `Content-Encoding` is removed and
+    /// `Content-Length` is the decoded size in bytes.
+    public var headers: HTTPHeaders
+    /// Number of body bytes written to the body file.
+    public var bodySize: Int64
+    /// The content coding the transport removed (e.g. `"gzip"`), or `nil` when the body is as sent.
+    public var decodedContentEncoding: String?
+
+    /// Creates a response value (used by transports and by test fakes).
+    public init(url: URL, status: Int, statusText: String? = nil, headers: HTTPHeaders, bodySize: Int64,
+                decodedContentEncoding: String? = nil) {
+        self.url = url
+        self.status = status
+        self.statusText = statusText ?? HTTPStatusText.text(for: status)
+        self.headers = headers
+        self.bodySize = bodySize
+        self.decodedContentEncoding = decodedContentEncoding
+    }
+}
+
+/// Why a transport exchange failed, classified so the client can tell "origin unreachable" (offline
+/// fallback, RFC 9111 §4.2.4 / stale-if-error) from other failures.
+public enum TransportError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The origin could not be reached or dropped the connection before a response: refused, DNS failure,
+    /// no route, connection lost before the status line. Detail in words.
+    case connectionFailed(String)
+    /// No progress within the timeout (idle timeout or the request's total `timeout`).
+    case timedOut
+    /// The exchange was cancelled by the caller.
+    case cancelled
+    /// The body ended early: `received` bytes of the `expected` (Content-Length) bytes. Never stored.
+    case truncated(expected: Int64, received: Int64)
+    /// Any other failure (bad URL, TLS, unwritable body file ...), in words.
+    case other(String)
+
+    /// Whether this failure means the origin was unreachable (connection failed or timed out).
+    public var isOriginUnreachable: Bool {
+        switch self {
+        case .connectionFailed, .timedOut, .truncated: return true
+        case .cancelled, .other: return false
+        }
+    }
+
+    /// A one-line description for logs and error messages.
+    public var description: String {
+        switch self {
+        case .connectionFailed(let detail): return "connection failed: \(detail)"
+        case .timedOut: return "timed out"
+        case .cancelled: return "cancelled"
+        case .truncated(let expected, let received):
+            return "truncated body: received \(received) of \(expected) bytes"
+        case .other(let detail): return detail
+        }
+    }
+}
+
+/// Sends HTTP requests and streams response bodies into a file: the seam between the cache client and
+/// the network (URLSession in production, scripted fakes in tests).
+///
+/// A transport never caches, never decides anything about freshness, and reports a body shorter than its
+/// `Content-Length` as ``TransportError/truncated(expected:received:)``.
+public protocol HTTPTransport: Sendable {
+    /// Sends `request` and writes the response body to `bodyFile` (created or truncated first).
+    ///
+    /// - Parameters:
+    ///   - request: what to send.
+    ///   - bodyFile: a file URL the body is streamed into; the caller owns it afterwards.
+    ///   - progress: called with (bytes received so far, bytes expected or `nil` when unknown).
+    /// - Returns: the response head and the number of body bytes written.
+    /// - Throws: `TransportError` — `.connectionFailed`, `.timedOut`, `.cancelled` (task cancelled),
+    ///   `.truncated` (body shorter than Content-Length), `.other`.
+    func send(_ request: TransportRequest, bodyFile: URL,
+              progress: (@Sendable (Int64, Int64?) -> Void)?) async throws(TransportError) -> TransportResponse
+}
+
+/// Reason phrases for status codes (RFC 9110 §15), since URLSession does not expose the received one.
+public enum HTTPStatusText {
+    /// The standard reason phrase for `status`, or `"Status <n>"` for an unknown code.
+    public static func text(for status: Int) -> String {
+        switch status {
+        case 100: return "Continue"
+        case 200: return "OK"
+        case 201: return "Created"
+        case 202: return "Accepted"
+        case 203: return "Non-Authoritative Information"
+        case 204: return "No Content"
+        case 206: return "Partial Content"
+        case 300: return "Multiple Choices"
+        case 301: return "Moved Permanently"
+        case 302: return "Found"
+        case 303: return "See Other"
+        case 304: return "Not Modified"
+        case 307: return "Temporary Redirect"
+        case 308: return "Permanent Redirect"
+        case 400: return "Bad Request"
+        case 401: return "Unauthorized"
+        case 403: return "Forbidden"
+        case 404: return "Not Found"
+        case 405: return "Method Not Allowed"
+        case 410: return "Gone"
+        case 414: return "URI Too Long"
+        case 429: return "Too Many Requests"
+        case 500: return "Internal Server Error"
+        case 501: return "Not Implemented"
+        case 502: return "Bad Gateway"
+        case 503: return "Service Unavailable"
+        case 504: return "Gateway Timeout"
+        default: return "Status \(status)"
+        }
+    }
+}

@@ -1,0 +1,70 @@
+import CacheStore
+import Foundation
+import HTTPCacheSemantics
+
+/// Per-request choices: cache policy (Apple's and ASIDownloadCache's), storage, lifetime override, progress.
+///
+/// ASI's policies combine: `readFromCache = false` is `ASIDoNotReadFromCacheCachePolicy`, `writeToCache = false`
+/// is `ASIDoNotWriteToCacheCachePolicy`, `fallbackToCacheIfLoadFails` is `ASIFallbackToCacheIfLoadFailsCachePolicy`,
+/// and `policy` carries the rest (`.useProtocolCachePolicy` = ask server if modified when stale, the default;
+/// `.reloadRevalidatingCacheData` = ask server if modified always; `.onlyLoadIfNotCached`; `.dontLoad`).
+public struct RequestOptions: Sendable {
+    /// The cache policy; default `.useProtocolCachePolicy` (RFC 9111).
+    public var policy: CachePolicy
+    /// Serve the stored response when the origin is unreachable or answers 5xx, marked `.stale` (ASI).
+    public var fallbackToCacheIfLoadFails: Bool
+    /// Ignore the server's Cache-Control / Pragma / Expires for storability and freshness (ASI
+    /// `shouldRespectCacheControlHeaders = false`); heuristic or `expiresIn` lifetimes still apply.
+    public var ignoreServerCacheControl: Bool
+    /// Where a stored response lives: `.permanent`, or `.session` (deleted at the next open / `clearSession()`).
+    public var storage: StorageClass
+    /// Whether stored responses may be used (`false` = ASI `DoNotReadFromCache`).
+    public var readFromCache: Bool
+    /// Whether a storable response is written to the cache (`false` = ASI `DoNotWriteToCache`, CLI `--no-store`).
+    public var writeToCache: Bool
+    /// Seconds: a lifetime that replaces the server's freshness lifetime (the seeds' `urlMustExpireInSeconds`,
+    /// ASI `secondsToCache`); `nil` = the server's (RFC 9111 §4.2.1) or heuristic lifetime.
+    public var expiresIn: TimeInterval?
+    /// Sliding expiry: every hit renews the expiry to now + `expiresIn` (the seeds' `updateExpiryDateIfInCache`).
+    public var renewExpiryOnHit: Bool
+    /// Pin the stored response so limits and age never evict it (pre-caching).
+    public var pin: Bool
+    /// Seconds allowed for each network exchange; `nil` = the transport's default idle timeout.
+    public var timeout: TimeInterval?
+    /// Follow 3xx redirects (each hop cached under its own key); `false` returns the 3xx as is.
+    public var followRedirects: Bool
+    /// The request content for unsafe methods (POST, PUT ...); `nil` sends none.
+    public var body: Data?
+    /// Called with the bytes received / expected of this request's download (only for the caller that
+    /// started a coalesced download; others can use `DownloadCache.progress(for:)`).
+    public var progress: (@Sendable (DownloadProgress) -> Void)?
+
+    /// Creates options; every parameter defaults to the RFC 9111 behaviour described on its property.
+    public init(policy: CachePolicy = .useProtocolCachePolicy, fallbackToCacheIfLoadFails: Bool = false,
+                ignoreServerCacheControl: Bool = false, storage: StorageClass = .permanent,
+                readFromCache: Bool = true, writeToCache: Bool = true, expiresIn: TimeInterval? = nil,
+                renewExpiryOnHit: Bool = false, pin: Bool = false, timeout: TimeInterval? = nil,
+                followRedirects: Bool = true, body: Data? = nil,
+                progress: (@Sendable (DownloadProgress) -> Void)? = nil) {
+        self.policy = policy
+        self.fallbackToCacheIfLoadFails = fallbackToCacheIfLoadFails
+        self.ignoreServerCacheControl = ignoreServerCacheControl
+        self.storage = storage
+        self.readFromCache = readFromCache
+        self.writeToCache = writeToCache
+        self.expiresIn = expiresIn
+        self.renewExpiryOnHit = renewExpiryOnHit
+        self.pin = pin
+        self.timeout = timeout
+        self.followRedirects = followRedirects
+        self.body = body
+        self.progress = progress
+    }
+
+    /// A string that is equal for two option values that make the same network exchange and storage
+    /// choices; part of the coalescing key.
+    var coalescingFingerprint: String {
+        "\(policy)|\(fallbackToCacheIfLoadFails)|\(ignoreServerCacheControl)|\(storage.rawValue)|\(readFromCache)|"
+            + "\(writeToCache)|\(expiresIn.map { String($0) } ?? "-")|\(renewExpiryOnHit)|\(pin)"
+    }
+}
