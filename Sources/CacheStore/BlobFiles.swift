@@ -1,0 +1,205 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import CZlib
+
+/// The files of one namespace: `blobs/<id>` (immutable bodies), `tmp/` (bodies being written), plus the lock
+/// and session-marker files. Thin wrappers over POSIX calls that turn `errno` into `CacheStoreError`.
+struct BlobFiles: Sendable {
+    /// `<directory>/<namespace>`.
+    let root: URL
+    let blobsPath: String
+    let tmpPath: String
+    let sessionsPath: String
+
+    init(root: URL) {
+        self.root = root
+        blobsPath = root.appendingPathComponent("blobs", isDirectory: true).path
+        tmpPath = root.appendingPathComponent("tmp", isDirectory: true).path
+        sessionsPath = root.appendingPathComponent("sessions", isDirectory: true).path
+    }
+
+    var indexPath: String { root.appendingPathComponent("index.sqlite").path }
+    var lockPath: String { root.appendingPathComponent("lock").path }
+
+    func blobPath(_ id: String) -> String { blobsPath + "/" + id }
+
+    /// A new random file name (32 lowercase hex digits) for a blob or a temporary file.
+    static func newID() -> String {
+        let uuid = UUID().uuid
+        let bytes = [uuid.0, uuid.1, uuid.2, uuid.3, uuid.4, uuid.5, uuid.6, uuid.7,
+                     uuid.8, uuid.9, uuid.10, uuid.11, uuid.12, uuid.13, uuid.14, uuid.15]
+        return bytes.map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// True when `name` looks like a name `newID()` produced.
+    static func isBlobName(_ name: String) -> Bool {
+        name.utf8.count == 32 && name.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) }
+    }
+
+    /// Creates `path` with mode 0700 when missing, and forces 0700 when this call created it.
+    /// - Throws: `CacheStoreError` from `mkdir`.
+    static func makeDirectory(_ path: String) throws(CacheStoreError) {
+        if mkdir(path, 0o700) == 0 {
+            chmod(path, 0o700)
+            return
+        }
+        let err = errno
+        var info = stat()
+        if err == EEXIST, stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR { return }
+        throw CacheStoreError.posix(err == EEXIST ? ENOTDIR : err, "mkdir \(path)")
+    }
+
+    /// Creates the namespace directory tree.
+    /// - Throws: `CacheStoreError` from `mkdir`.
+    func createDirectories() throws(CacheStoreError) {
+        let parent = root.deletingLastPathComponent().path
+        do {
+            try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
+        } catch {
+            throw CacheStoreError(.permissionDenied, "create \(parent): \(error.localizedDescription)")
+        }
+        try Self.makeDirectory(root.path)
+        try Self.makeDirectory(blobsPath)
+        try Self.makeDirectory(tmpPath)
+        try Self.makeDirectory(sessionsPath)
+    }
+
+    /// Names in a directory (no `.`/`..`), or `[]` when it cannot be read.
+    static func list(_ path: String) -> [String] {
+        guard let dir = opendir(path) else { return [] }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    /// Opens a new file in `tmp/` for writing; returns its descriptor and path.
+    /// - Throws: `CacheStoreError` from `open`.
+    func createTemporaryFile() throws(CacheStoreError) -> (fd: Int32, path: String) {
+        let path = tmpPath + "/" + Self.newID()
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw CacheStoreError.posix(errno, "create \(path)") }
+        return (fd, path)
+    }
+
+    /// Writes all of `data` to `fd`.
+    /// - Throws: `CacheStoreError` (e.g. `.diskFull` on `ENOSPC`).
+    static func writeAll(_ fd: Int32, _ data: Data, path: String) throws(CacheStoreError) {
+        let failure: Int32 = data.withUnsafeBytes { raw -> Int32 in
+            var offset = 0
+            while offset < raw.count {
+                let n = write(fd, raw.baseAddress! + offset, raw.count - offset)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    return errno
+                }
+                offset += n
+            }
+            return 0
+        }
+        if failure != 0 { throw CacheStoreError.posix(failure, "write \(path)") }
+    }
+
+    /// `fsync(fd)`.
+    /// - Throws: `CacheStoreError` from `fsync`.
+    static func sync(_ fd: Int32, path: String) throws(CacheStoreError) {
+        if fsync(fd) != 0 { throw CacheStoreError.posix(errno, "fsync \(path)") }
+    }
+
+    /// Flushes a directory's entries (after a rename into it).
+    func syncDirectory(_ path: String) {
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if fd >= 0 {
+            fsync(fd)
+            close(fd)
+        }
+    }
+
+    /// `rename(2)` of a temporary file to `blobs/<id>`.
+    /// - Throws: `CacheStoreError` from `rename`.
+    func moveIntoBlobs(from path: String, id: String) throws(CacheStoreError) {
+        if rename(path, blobPath(id)) != 0 { throw CacheStoreError.posix(errno, "rename \(path) to blobs/\(id)") }
+    }
+
+    /// Deletes a file, ignoring a missing one.
+    static func remove(_ path: String) {
+        unlink(path)
+    }
+
+    /// The size of the file at `path` in bytes, or nil when it does not exist.
+    static func fileSize(_ path: String) -> Int64? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return Int64(info.st_size)
+    }
+
+    /// Reads the whole blob `id` when its size is `expectedSize`.
+    /// - Throws: `CacheStoreError`: `.notFound` when absent, `.io` on a short or long file.
+    func readBlob(_ id: String, expectedSize: Int64) throws(CacheStoreError) -> Data {
+        let path = blobPath(id)
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw CacheStoreError.posix(errno, "open \(path)") }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw CacheStoreError.posix(errno, "fstat \(path)") }
+        guard Int64(info.st_size) == expectedSize, expectedSize <= Int64(Int.max) else {
+            throw CacheStoreError(.io, "size of \(path) is \(info.st_size), index says \(expectedSize)")
+        }
+        let count = Int(expectedSize)
+        var data = Data(count: count)
+        let failure: Int32 = data.withUnsafeMutableBytes { raw -> Int32 in
+            var offset = 0
+            while offset < count {
+                let n = read(fd, raw.baseAddress! + offset, count - offset)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    return errno
+                }
+                if n == 0 { return EIO }
+                offset += n
+            }
+            return 0
+        }
+        if failure != 0 { throw CacheStoreError.posix(failure, "read \(path)") }
+        return data
+    }
+
+    /// zlib crc32 of `data`.
+    static func checksum(_ data: Data, seed: UInt32 = 0) -> UInt32 {
+        data.withUnsafeBytes { raw -> UInt32 in
+            guard let base = raw.bindMemory(to: UInt8.self).baseAddress, raw.count > 0 else { return seed }
+            return UInt32(crc32_z(uLong(seed), base, z_size_t(raw.count)))
+        }
+    }
+
+    /// Size in bytes and zlib crc32 of the file at `path`, read in 1 MiB chunks (never whole in memory).
+    /// - Throws: `CacheStoreError` from `open`/`read`.
+    static func sizeAndChecksum(ofFile path: String) throws(CacheStoreError) -> (size: Int64, crc: UInt32) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw CacheStoreError.posix(errno, "open \(path)") }
+        defer { close(fd) }
+        let chunk = 1 << 20
+        let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: chunk)
+        defer { buffer.deallocate() }
+        var crc: uLong = 0
+        var total: Int64 = 0
+        while true {
+            let n = read(fd, buffer, chunk)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw CacheStoreError.posix(errno, "read \(path)")
+            }
+            if n == 0 { break }
+            crc = crc32_z(crc, buffer, z_size_t(n))
+            total += Int64(n)
+        }
+        return (total, UInt32(crc))
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+
+extension CacheStore {
+    /// Enforces every limit now: deletes unpinned entries not accessed for `maxAge` seconds, then evicts
+    /// least-recently-used unpinned entries until `maxDiskBytes` and `maxEntryCount` hold. Pinned entries are never
+    /// deleted (the limits may stay exceeded when only pinned entries are left).
+    /// - Throws: `CacheStoreError` — `.io`, `.busy`, `.corruptIndex`.
+    public func trim() throws(CacheStoreError) {
+        try enforceLimits(now: configuration.now(), includeAge: true)
+    }
+
+    /// Deletes every session-class entry (ASIHTTPRequest's `clearCachedResponsesForStoragePolicy:` for the
+    /// session policy). They are also deleted when a store is opened and no other process has it open.
+    /// - Throws: `CacheStoreError` — `.io`, `.busy`, `.corruptIndex`.
+    public func clearSession() throws(CacheStoreError) {
+        let keys = try deleteRows(where: "session = 1")
+        let removed = Set(keys)
+        memory.remove { removed.contains($0) }
+    }
+
+    /// Deletes expired entries (when `includeAge`) and LRU entries while over a limit, in one transaction.
+    /// - Throws: `CacheStoreError` from the index.
+    func enforceLimits(now: Date, includeAge: Bool) throws(CacheStoreError) {
+        let maxAge = includeAge ? configuration.maxAge : nil
+        let removed = try writeTransaction { (index: StoreIndex) throws(CacheStoreError) -> [Removed] in
+            var removed: [Removed] = []
+            if let maxAge {
+                let cutoff = now.timeIntervalSince1970 - maxAge
+                removed += try index.delete(where: "pinned = 0 AND accessed < ?") { $0.bind(1, cutoff) }
+                    .map { Removed(key: $0.0, blobID: $0.1) }
+            }
+            removed += try evictLeastRecentlyUsed(index)
+            return removed
+        }
+        for item in removed {
+            if let blob = item.blobID { BlobFiles.remove(files.blobPath(blob)) }
+        }
+        if !removed.isEmpty {
+            let keys = Set(removed.map(\.key))
+            memory.remove { keys.contains($0) }
+            log("trimmed \(removed.count) entr\(removed.count == 1 ? "y" : "ies")")
+        }
+    }
+
+    /// Deletes unpinned rows, oldest access first, until the totals are within the limits.
+    private func evictLeastRecentlyUsed(_ index: StoreIndex) throws(CacheStoreError) -> [Removed] {
+        var removed: [Removed] = []
+        var totals = try index.totals()
+        while isOverLimit(totals) {
+            let batch = try index.rows(where: "pinned = 0", order: "accessed, id", limit: 64)
+            if batch.isEmpty { break }
+            for row in batch {
+                guard isOverLimit(totals) else { break }
+                let gone = try index.delete(where: "primary_key = ? AND variant = ?") { s in
+                    s.bind(1, row.info.key.primary)
+                    s.bind(2, row.info.key.variant)
+                }
+                removed += gone.map { Removed(key: $0.0, blobID: $0.1) }
+                totals = try index.totals()
+            }
+        }
+        return removed
+    }
+}

@@ -1,0 +1,249 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension CacheStore {
+    /// Stores `body` and `metadata` under `key`, replacing any previous entry (which gets a new blob id).
+    ///
+    /// Bodies up to `inlineThreshold` bytes go into the index; larger ones through `tmp/` → fsync → `rename(2)`
+    /// into `blobs/` → one index transaction. When the call returns, the entry survives a crash of the process.
+    /// A write that takes the store over a limit triggers an LRU sweep.
+    /// - Returns: the stored entry's information.
+    /// - Throws: `CacheStoreError` — `.diskFull`, `.permissionDenied`, `.io`, `.busy`, `.corruptIndex`; on error the
+    ///   previous entry (if any) is unchanged.
+    @discardableResult
+    public func store(_ body: Data, metadata: Data, for key: StoreKey, storageClass: StorageClass = .permanent,
+                      pinned: Bool = false) throws(CacheStoreError) -> EntryInfo {
+        let now = configuration.now()
+        let info = EntryInfo(key: key, metadata: metadata, bodySize: Int64(body.count),
+                             checksum: BlobFiles.checksum(body), storageClass: storageClass, isPinned: pinned,
+                             createdAt: now, lastAccessedAt: now)
+        if body.count <= configuration.inlineThreshold {
+            try commitRow(IndexRow(info: info, blobID: nil, inlineBody: body), newBlob: nil,
+                          memoryEntry: StoredEntry(info: info, body: body))
+        } else {
+            let (fd, path) = try files.createTemporaryFile()
+            var open = true
+            do {
+                try BlobFiles.writeAll(fd, body, path: path)
+                try fault("tmp-written")
+                try BlobFiles.sync(fd, path: path)
+                close(fd)
+                open = false
+                try fault("tmp-synced")
+            } catch {
+                if open { close(fd) }
+                cleanUp { BlobFiles.remove(path) }
+                memory.remove(key)
+                throw error
+            }
+            try commitFile(at: path, info: info, memoryEntry: StoredEntry(info: info, body: body))
+        }
+        return info
+    }
+
+    /// A writer that streams a body into `tmp/` chunk by chunk; commit it with
+    /// `commit(_:metadata:for:storageClass:pinned:)` or `abort()` it.
+    /// - Throws: `CacheStoreError` from creating the temporary file (`.diskFull`, `.permissionDenied`, `.io`).
+    public func makeBodyWriter() throws(CacheStoreError) -> BodyWriter {
+        let (fd, path) = try files.createTemporaryFile()
+        return BodyWriter(fd: fd, path: path, storeID: ObjectIdentifier(self))
+    }
+
+    /// Stores the body in `writer`'s file under `key` by renaming it into `blobs/` (no copy; any size).
+    ///
+    /// Size and checksum come from the chunks written, or from reading the file when the caller wrote or moved a
+    /// file to `writer.fileURL` itself. Bodies up to `inlineThreshold` bytes are moved into the index instead.
+    /// - Returns: the stored entry's information.
+    /// - Throws: `CacheStoreError` — `.invalidArgument` for a writer of another store or one already finished,
+    ///   `.notFound` when the file is gone, `.diskFull`, `.io`, `.busy`.
+    @discardableResult
+    public func commit(_ writer: BodyWriter, metadata: Data, for key: StoreKey,
+                       storageClass: StorageClass = .permanent, pinned: Bool = false) throws(CacheStoreError) -> EntryInfo {
+        guard writer.storeID == ObjectIdentifier(self) else {
+            throw CacheStoreError(.invalidArgument, "body writer belongs to another CacheStore")
+        }
+        let (size, crc) = try writer.finish()
+        let now = configuration.now()
+        let info = EntryInfo(key: key, metadata: metadata, bodySize: size, checksum: crc,
+                             storageClass: storageClass, isPinned: pinned, createdAt: now, lastAccessedAt: now)
+        do {
+            try fault("tmp-synced")
+        } catch {
+            cleanUp { BlobFiles.remove(writer.path) }
+            throw error
+        }
+        if size <= Int64(configuration.inlineThreshold) {
+            let body: Data
+            do {
+                body = try Data(contentsOf: writer.fileURL)
+            } catch {
+                BlobFiles.remove(writer.path)
+                throw CacheStoreError(.io, "read \(writer.path): \(error.localizedDescription)")
+            }
+            guard BlobFiles.checksum(body) == crc else {
+                BlobFiles.remove(writer.path)
+                throw CacheStoreError(.io, "\(writer.path) changed while being committed")
+            }
+            BlobFiles.remove(writer.path)
+            try commitRow(IndexRow(info: info, blobID: nil, inlineBody: body), newBlob: nil,
+                          memoryEntry: StoredEntry(info: info, body: body))
+        } else {
+            try commitFile(at: writer.path, info: info, memoryEntry: nil)
+        }
+        return info
+    }
+
+    /// Renames a synced temporary file into `blobs/` under a new id and commits its row.
+    func commitFile(at path: String, info: EntryInfo, memoryEntry: StoredEntry?) throws(CacheStoreError) {
+        let id = BlobFiles.newID()
+        do {
+            try files.moveIntoBlobs(from: path, id: id)
+        } catch {
+            cleanUp { BlobFiles.remove(path) }
+            memory.remove(info.key)
+            throw error
+        }
+        files.syncDirectory(files.blobsPath)
+        try commitRow(IndexRow(info: info, blobID: id, inlineBody: nil), newBlob: id, step: "blob-renamed",
+                      memoryEntry: memoryEntry)
+    }
+
+    /// Runs `action` unless a fault-injection test asked to leave the debris of a "dead" process behind.
+    func cleanUp(_ action: () -> Void) {
+        if !(configuration.faultSkipsCleanup && configuration.faultInjection != nil) { action() }
+    }
+
+    /// Commits `row` in one transaction, updates the memory tier (write-through), deletes the replaced blob,
+    /// then sweeps when over a limit.
+    /// - Throws: `CacheStoreError`; `newBlob` is deleted when the row could not be committed.
+    func commitRow(_ row: IndexRow, newBlob: String?, step: String? = nil,
+                   memoryEntry: StoredEntry?) throws(CacheStoreError) {
+        let key = row.info.key
+        let oldBlob: String?
+        let overLimit: Bool
+        do {
+            if let step { try fault(step) }
+            (oldBlob, overLimit) = try writeTransaction { (index: StoreIndex) throws(CacheStoreError) -> (String?, Bool) in
+                let old = try index.upsert(row)
+                return (old, isOverLimit(try index.totals()))
+            }
+        } catch {
+            memory.remove(key)
+            if let newBlob { cleanUp { BlobFiles.remove(files.blobPath(newBlob)) } }
+            throw error
+        }
+        if let memoryEntry { memory.insert(memoryEntry) } else { memory.remove(key) }
+        do {
+            try fault("index-committed")
+            if let oldBlob, oldBlob != newBlob { BlobFiles.remove(files.blobPath(oldBlob)) }
+            try fault("old-blob-removed")
+        } catch {
+            memory.remove(key)
+            throw error
+        }
+        if overLimit {
+            do {
+                try enforceLimits(now: configuration.now(), includeAge: false)
+            } catch {
+                log("sweep after writing \(key) failed: \(error)")
+            }
+        }
+    }
+
+    /// True when `totals` exceed `maxDiskBytes` or `maxEntryCount`.
+    func isOverLimit(_ totals: (entries: Int, bytes: Int64)) -> Bool {
+        if let maxBytes = configuration.maxDiskBytes, totals.bytes > maxBytes { return true }
+        if let maxCount = configuration.maxEntryCount, totals.entries > maxCount { return true }
+        return false
+    }
+
+    /// Replaces the metadata of `key` without touching its body (freshening after a 304, RFC 9111 §4.3.4).
+    /// - Throws: `CacheStoreError` — `.notFound` when `key` is not stored, `.io`, `.busy`, `.diskFull`.
+    public func updateMetadata(_ metadata: Data, for key: StoreKey) throws(CacheStoreError) {
+        let now = configuration.now()
+        let changed = try writeTransaction { (index: StoreIndex) throws(CacheStoreError) -> Int in
+            try index.run("UPDATE entries SET metadata = ?, accessed = ? WHERE primary_key = ? AND variant = ?") { s in
+                s.bind(1, metadata)
+                s.bind(2, now.timeIntervalSince1970)
+                s.bind(3, key.primary)
+                s.bind(4, key.variant)
+            }
+        }
+        guard changed > 0 else { throw CacheStoreError(.notFound, "no entry for \(key)") }
+        memory.update(key) { info in
+            info.metadata = metadata
+            info.lastAccessedAt = now
+        }
+    }
+
+    /// Pins or unpins `key`; pinned entries are never evicted by limits or age.
+    /// - Throws: `CacheStoreError` — `.notFound` when `key` is not stored, `.io`, `.busy`.
+    public func setPinned(_ pinned: Bool, for key: StoreKey) throws(CacheStoreError) {
+        let changed = try writeTransaction { (index: StoreIndex) throws(CacheStoreError) -> Int in
+            try index.run("UPDATE entries SET pinned = ? WHERE primary_key = ? AND variant = ?") { s in
+                s.bind(1, Int64(pinned ? 1 : 0))
+                s.bind(2, key.primary)
+                s.bind(3, key.variant)
+            }
+        }
+        guard changed > 0 else { throw CacheStoreError(.notFound, "no entry for \(key)") }
+        memory.update(key) { $0.isPinned = pinned }
+    }
+
+    /// Pins or unpins every variant of `primary`.
+    /// - Throws: `CacheStoreError` — `.notFound` when no variant is stored, `.io`, `.busy`.
+    public func setPinned(_ pinned: Bool, forPrimaryKey primary: String) throws(CacheStoreError) {
+        let changed = try writeTransaction { (index: StoreIndex) throws(CacheStoreError) -> Int in
+            try index.run("UPDATE entries SET pinned = ? WHERE primary_key = ?") { s in
+                s.bind(1, Int64(pinned ? 1 : 0))
+                s.bind(2, primary)
+            }
+        }
+        guard changed > 0 else { throw CacheStoreError(.notFound, "no entry for primary key \(primary)") }
+        memory.remove { $0.primary == primary }
+    }
+
+    /// Deletes `key` (doing nothing when it is absent).
+    /// - Throws: `CacheStoreError` — `.io`, `.busy`, `.corruptIndex`.
+    public func remove(_ key: StoreKey) throws(CacheStoreError) {
+        memory.remove(key)
+        try deleteRows(where: "primary_key = ? AND variant = ?") { s in
+            s.bind(1, key.primary)
+            s.bind(2, key.variant)
+        }
+    }
+
+    /// Deletes every variant of `primary` (invalidation, RFC 9111 §4.4).
+    /// - Throws: `CacheStoreError` — `.io`, `.busy`, `.corruptIndex`.
+    public func removeAll(forPrimaryKey primary: String) throws(CacheStoreError) {
+        memory.remove { $0.primary == primary }
+        try deleteRows(where: "primary_key = ?") { $0.bind(1, primary) }
+    }
+
+    /// Deletes every entry of this namespace, pinned ones included.
+    /// - Throws: `CacheStoreError` — `.io`, `.busy`, `.corruptIndex`.
+    public func removeAll() throws(CacheStoreError) {
+        memory.remove(where: nil)
+        try deleteRows(where: "1")
+    }
+
+    /// Deletes the rows matching `condition` in one transaction, then their blob files; returns their keys.
+    @discardableResult
+    func deleteRows(where condition: String,
+                    bind: (SQLiteStatement) -> Void = { _ in }) throws(CacheStoreError) -> [StoreKey] {
+        let removed = try writeTransaction { (index: StoreIndex) throws(CacheStoreError) -> [Removed] in
+            try index.delete(where: condition, bind: bind).map { Removed(key: $0.0, blobID: $0.1) }
+        }
+        for item in removed {
+            if let blob = item.blobID { BlobFiles.remove(files.blobPath(blob)) }
+        }
+        return removed.map(\.key)
+    }
+
+    struct Removed: Sendable {
+        var key: StoreKey
+        var blobID: String?
+    }
+}

@@ -1,0 +1,227 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
+
+/// A persistent, crash-safe key → (metadata bytes, body) store with a memory tier; it knows nothing about HTTP.
+///
+/// Layout: `<directory>/<namespace>/{index.sqlite, blobs/<id>, tmp/, sessions/, lock}`. The index is SQLite in
+/// WAL mode; bodies above `Configuration.inlineThreshold` bytes are immutable files named by a random id, written
+/// `tmp/<id>` → fsync → `rename(2)` into `blobs/` → one index transaction, so a reader never sees a half-written
+/// body and a replaced entry always gets a new blob. The memory tier is a write-through LRU bounded in bytes and
+/// entries. All methods are synchronous and thread-safe; several processes may share one directory (see
+/// `CacheStore+Open.swift` for the locking protocol).
+public final class CacheStore: Sendable {
+    /// The configuration the store was opened with.
+    public let configuration: Configuration
+    /// `<directory>/<namespace>`: where this store's files live.
+    public let directoryURL: URL
+
+    let files: BlobFiles
+    let memory: MemoryTier
+    let index: Mutex<StoreIndex>
+    let lockFD: Int32
+    let sessionMarker: String
+    let generation: SharedGeneration
+    let diskHits = Atomic<Int>(0)
+    let diskMisses = Atomic<Int>(0)
+
+    /// Opens (creating when needed) the store at `<directory>/<namespace>` and recovers it from any crash.
+    /// - Throws: `CacheStoreError` — `.invalidNamespace`, `.permissionDenied`, `.corruptIndex` (only when the
+    ///   index is damaged while another process has it open), `.io`.
+    public convenience init(directory: URL, namespace: String = "default") throws(CacheStoreError) {
+        try self.init(configuration: Configuration(directory: directory, namespace: namespace))
+    }
+
+    /// Opens (creating when needed) the store described by `configuration` and recovers it from any crash.
+    /// - Throws: `CacheStoreError` — `.invalidNamespace`, `.permissionDenied`, `.corruptIndex` (only when the
+    ///   index is damaged while another process has it open), `.io`.
+    public init(configuration: Configuration) throws(CacheStoreError) {
+        let opened = try Self.open(configuration)
+        self.configuration = configuration
+        self.files = opened.files
+        self.directoryURL = opened.files.root
+        self.lockFD = opened.lockFD
+        self.sessionMarker = opened.sessionMarker
+        self.generation = opened.generation
+        self.index = Mutex(opened.index)
+        self.memory = MemoryTier(maxBytes: configuration.maxMemoryBytes, maxEntries: configuration.maxMemoryEntries,
+                                 maxEntryBytes: configuration.maxMemoryEntryBytes)
+    }
+
+    deinit {
+        let dirty = memory.takeDirty()
+        index.withLock { index in
+            for (key, time) in dirty { index.pendingTouches[key] = max(index.pendingTouches[key] ?? 0, time) }
+            _ = try? index.db.transaction { () throws(CacheStoreError) in try index.flushTouches() }
+        }
+        unlink(sessionMarker)
+        close(lockFD)
+    }
+
+    func log(_ message: String) {
+        configuration.logger("[\(configuration.namespace)] \(message)")
+    }
+
+    /// Runs `body` with the index under the store's lock.
+    func withIndex<T: Sendable>(_ body: (StoreIndex) throws(CacheStoreError) -> T) throws(CacheStoreError) -> T {
+        try index.withLock { (index: inout StoreIndex) throws(CacheStoreError) -> T in try body(index) }
+    }
+
+    /// Runs `body` in one index write transaction, first writing the access times recorded by reads.
+    /// Bumps the shared generation so other processes drop their memory tiers.
+    func writeTransaction<T: Sendable>(_ body: (StoreIndex) throws(CacheStoreError) -> T) throws(CacheStoreError) -> T {
+        let dirty = memory.takeDirty()
+        let value = try withIndex { (index: StoreIndex) throws(CacheStoreError) -> T in
+            for (key, time) in dirty { index.pendingTouches[key] = max(index.pendingTouches[key] ?? 0, time) }
+            return try index.db.transaction { () throws(CacheStoreError) -> T in
+                try index.flushTouches()
+                return try body(index)
+            }
+        }
+        generation.bump { old, new in memory.noteOwnWrite(old: old, new: new) }
+        return value
+    }
+
+    func fault(_ step: String) throws(CacheStoreError) {
+        try configuration.faultInjection?(step)
+    }
+
+    // MARK: Reads
+
+    /// What the index knows about `key` (metadata included, body not read); nil when absent or unreadable.
+    /// Refreshes the entry's last-access time.
+    public func info(for key: StoreKey) -> EntryInfo? {
+        let now = configuration.now()
+        do {
+            return try withIndex { (index: StoreIndex) throws(CacheStoreError) -> EntryInfo? in
+                guard var row = try index.row(for: key, withBody: false) else { return nil }
+                index.pendingTouches[key] = now.timeIntervalSince1970
+                row.info.lastAccessedAt = now
+                return row.info
+            }
+        } catch {
+            log("info(\(key)) failed: \(error)")
+            return nil
+        }
+    }
+
+    /// The entry for `key` with its body, checksum verified; nil on a miss (absent, unreadable, or a checksum
+    /// mismatch — then the entry is deleted). A hit refreshes the last-access time (LRU).
+    public func entry(for key: StoreKey) -> StoredEntry? {
+        let now = configuration.now()
+        if memory.isEnabled, let hit = memory.get(key, now: now, generation: generation.current) { return hit }
+        let epoch = memory.epoch
+        let row: IndexRow?
+        do {
+            row = try withIndex { (index: StoreIndex) throws(CacheStoreError) -> IndexRow? in
+                let row = try index.row(for: key, withBody: true)
+                if row != nil { index.pendingTouches[key] = now.timeIntervalSince1970 }
+                return row
+            }
+        } catch {
+            log("entry(\(key)): index read failed: \(error)")
+            row = nil
+        }
+        guard var row else {
+            diskMisses.add(1, ordering: .relaxed)
+            return nil
+        }
+        let body: Data
+        do {
+            if let inline = row.inlineBody {
+                body = inline
+            } else if let blob = row.blobID {
+                body = try files.readBlob(blob, expectedSize: row.info.bodySize)
+            } else {
+                throw CacheStoreError(.corruptIndex, "row has neither an inline body nor a blob")
+            }
+            let crc = BlobFiles.checksum(body)
+            guard crc == row.info.checksum, Int64(body.count) == row.info.bodySize else {
+                throw CacheStoreError(.io, "checksum mismatch: stored \(row.info.checksum), computed \(crc)")
+            }
+        } catch {
+            log("entry(\(key)): dropping unreadable entry: \(error)")
+            drop(key, blobID: row.blobID)
+            diskMisses.add(1, ordering: .relaxed)
+            return nil
+        }
+        diskHits.add(1, ordering: .relaxed)
+        row.info.lastAccessedAt = now
+        let entry = StoredEntry(info: row.info, body: body)
+        memory.insert(entry, ifEpoch: epoch)
+        return entry
+    }
+
+    /// The blob file holding `key`'s body, or nil when the body is stored inline or the entry is absent.
+    /// The file is immutable; its checksum is not re-verified here. Refreshes the last-access time.
+    public func bodyFileURL(for key: StoreKey) -> URL? {
+        let now = configuration.now()
+        do {
+            return try withIndex { (index: StoreIndex) throws(CacheStoreError) -> URL? in
+                guard let row = try index.row(for: key, withBody: false), let blob = row.blobID else { return nil }
+                index.pendingTouches[key] = now.timeIntervalSince1970
+                return URL(fileURLWithPath: files.blobPath(blob))
+            }
+        } catch {
+            log("bodyFileURL(\(key)) failed: \(error)")
+            return nil
+        }
+    }
+
+    /// Every stored variant of `primary`, ordered by variant; `[]` when none or unreadable.
+    public func variants(forPrimaryKey primary: String) -> [EntryInfo] {
+        do {
+            return try withIndex { (index: StoreIndex) throws(CacheStoreError) -> [EntryInfo] in
+                try index.rows(where: "primary_key = ? AND state = 1", order: "variant") { $0.bind(1, primary) }
+                    .map(\.info)
+            }
+        } catch {
+            log("variants(\(primary)) failed: \(error)")
+            return []
+        }
+    }
+
+    /// Every stored entry, ordered by key; `[]` when the index is unreadable.
+    public func allEntries() -> [EntryInfo] {
+        do {
+            return try withIndex { (index: StoreIndex) throws(CacheStoreError) -> [EntryInfo] in
+                try index.rows(where: "state = 1").map(\.info)
+            }
+        } catch {
+            log("allEntries failed: \(error)")
+            return []
+        }
+    }
+
+    /// Deletes `key`'s row if it still uses `blobID` (a concurrent replacement is kept), and the blob file.
+    func drop(_ key: StoreKey, blobID: String?) {
+        memory.remove(key)
+        do {
+            _ = try writeTransaction { (index: StoreIndex) throws(CacheStoreError) -> Int in
+                try index.delete(where: "primary_key = ? AND variant = ? AND blob_id IS ?") { s in
+                    s.bind(1, key.primary)
+                    s.bind(2, key.variant)
+                    if let blobID { s.bind(3, blobID) } else { s.bindNull(3) }
+                }.count
+            }
+        } catch {
+            log("could not delete bad entry \(key): \(error)")
+        }
+        if let blobID { BlobFiles.remove(files.blobPath(blobID)) }
+    }
+
+    /// A snapshot of the counters: entries and disk bytes from the index, memory and hit/miss counts.
+    public var statistics: CacheStoreStatistics {
+        let totals: (entries: Int, bytes: Int64) =
+            (try? withIndex { (index: StoreIndex) throws(CacheStoreError) -> (entries: Int, bytes: Int64) in
+                try index.totals()
+            }) ?? (0, 0)
+        let m = memory.counters()
+        return CacheStoreStatistics(
+            entries: totals.entries, diskBytes: totals.bytes, memoryBytes: m.bytes, memoryEntries: m.entries,
+            memoryHits: m.hits, memoryMisses: m.misses,
+            diskHits: diskHits.load(ordering: .relaxed), diskMisses: diskMisses.load(ordering: .relaxed))
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+
+extension CacheStore {
+    /// Where a store lives and the limits it enforces. Defaults follow the seeds (one week of age, 1 GiB disk).
+    public struct Configuration: Sendable {
+        /// The cache root; the store lives in `<directory>/<namespace>/`.
+        public var directory: URL
+        /// The namespace (one directory, created with mode 0700): 1–64 characters of `[A-Za-z0-9._-]`,
+        /// not `.` or `..`. Default `"default"`.
+        public var namespace: String
+        /// Maximum bytes of bodies on disk (blob files + inline bodies); nil = unlimited. Default 1 GiB.
+        public var maxDiskBytes: Int64?
+        /// Maximum bytes of bodies held in memory; default 32 MiB; 0 disables the memory tier.
+        public var maxMemoryBytes: Int
+        /// Maximum number of entries held in memory; default 2,000; 0 disables the memory tier.
+        public var maxMemoryEntries: Int
+        /// Maximum number of entries on disk; nil = unlimited (the default).
+        public var maxEntryCount: Int?
+        /// Maximum seconds since an entry's last access before `trim()` deletes it; default 7 days; nil = no limit.
+        public var maxAge: TimeInterval?
+        /// Bodies of up to this many bytes are stored inside the SQLite index instead of a blob file.
+        /// Default 8 KiB (measured crossover, see the store benchmark); 0 stores every body in a file.
+        public var inlineThreshold: Int
+        /// Bodies larger than this many bytes are never put into the memory tier; default 1 MiB.
+        public var maxMemoryEntryBytes: Int
+        /// Seconds a write waits for another process holding the index locked; default 10.
+        public var busyTimeout: TimeInterval
+        /// Receives one line per notable event (index moved aside, recovery deletions, failed reads).
+        /// Default: writes `CacheStore: <message>` to standard error. Set to `{ _ in }` to silence.
+        public var logger: @Sendable (String) -> Void
+        /// The clock used for creation and access times (tests inject a fixed one). Default `Date.init`.
+        public var now: @Sendable () -> Date
+
+        /// Test hook: called with the name of each write step (`"tmp-written"`, `"tmp-synced"`, `"blob-renamed"`,
+        /// `"index-committed"`, `"old-blob-removed"`); throwing from it fails the write at that step.
+        var faultInjection: (@Sendable (String) throws(CacheStoreError) -> Void)?
+        /// Test hook: when true, a write failed by `faultInjection` does not clean up after itself, like a process
+        /// that died at that step.
+        var faultSkipsCleanup: Bool = false
+
+        /// Creates a configuration with the default limits for `<directory>/<namespace>/`.
+        public init(directory: URL, namespace: String = "default") {
+            self.directory = directory
+            self.namespace = namespace
+            self.maxDiskBytes = 1 << 30
+            self.maxMemoryBytes = 32 << 20
+            self.maxMemoryEntries = 2_000
+            self.maxEntryCount = nil
+            self.maxAge = 7 * 24 * 3600
+            self.inlineThreshold = 8 << 10
+            self.maxMemoryEntryBytes = 1 << 20
+            self.busyTimeout = 10
+            self.now = { Date() }
+            self.logger = { message in
+                FileHandle.standardError.write(Data("CacheStore: \(message)\n".utf8))
+            }
+        }
+    }
+}

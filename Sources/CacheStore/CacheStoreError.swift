@@ -1,0 +1,70 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import CSQLite
+
+/// A storage failure reported by `CacheStore`: a code to switch on plus a human-readable detail.
+///
+/// Every disk, index or argument problem surfaces as one of these (never a crash). Reads never throw: a read that
+/// fails is reported as a miss and counted, see `CacheStoreStatistics`.
+public struct CacheStoreError: Error, Sendable, CustomStringConvertible, Equatable {
+    /// What kind of failure happened.
+    public enum Code: String, Sendable, Equatable, CaseIterable {
+        /// The file system or the index reported that the disk is full (`ENOSPC`, `EDQUOT`, `SQLITE_FULL`).
+        case diskFull
+        /// The cache directory or a file in it may not be read or written (`EACCES`, `EPERM`, `EROFS`).
+        case permissionDenied
+        /// `index.sqlite` is damaged or not a database (`SQLITE_CORRUPT`, `SQLITE_NOTADB`).
+        case corruptIndex
+        /// Any other input/output failure of the file system or SQLite.
+        case io
+        /// The namespace name is not 1–64 characters of `[A-Za-z0-9._-]` or is `.` / `..`.
+        case invalidNamespace
+        /// The key, namespace or file asked for does not exist.
+        case notFound
+        /// Another process held the index locked for longer than the busy timeout.
+        case busy
+        /// An argument was unusable (e.g. a body writer from another store, or one already committed).
+        case invalidArgument
+    }
+
+    /// What kind of failure happened.
+    public var code: Code
+    /// Details for logs: the operation, the path and the system's message.
+    public var detail: String
+
+    /// Creates an error from a code and a detail string.
+    public init(_ code: Code, _ detail: String) {
+        self.code = code
+        self.detail = detail
+    }
+
+    /// `"<code>: <detail>"`.
+    public var description: String { "CacheStoreError.\(code.rawValue): \(detail)" }
+
+    /// Maps an `errno` value from a failed system call to an error (`ENOSPC` → `.diskFull`, `EACCES` →
+    /// `.permissionDenied`, `ENOENT` → `.notFound`, everything else → `.io`).
+    static func posix(_ err: Int32, _ operation: String) -> CacheStoreError {
+        let message = String(cString: strerror(err))
+        let text = "\(operation): \(message) (errno \(err))"
+        switch err {
+        case ENOSPC, EDQUOT: return CacheStoreError(.diskFull, text)
+        case EACCES, EPERM, EROFS: return CacheStoreError(.permissionDenied, text)
+        case ENOENT: return CacheStoreError(.notFound, text)
+        default: return CacheStoreError(.io, text)
+        }
+    }
+
+    /// Maps an SQLite result code (primary or extended) to an error.
+    static func sqlite(_ rc: Int32, _ message: String) -> CacheStoreError {
+        switch rc & 0xFF {
+        case SQLITE_FULL: return CacheStoreError(.diskFull, message)
+        case SQLITE_CORRUPT, SQLITE_NOTADB: return CacheStoreError(.corruptIndex, message)
+        case SQLITE_PERM, SQLITE_READONLY, SQLITE_AUTH: return CacheStoreError(.permissionDenied, message)
+        case SQLITE_BUSY, SQLITE_LOCKED: return CacheStoreError(.busy, message)
+        case SQLITE_NOTFOUND: return CacheStoreError(.notFound, message)
+        default: return CacheStoreError(.io, message)
+        }
+    }
+}

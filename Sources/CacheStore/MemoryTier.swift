@@ -1,0 +1,204 @@
+import Foundation
+import Synchronization
+
+/// The memory tier: a cost-bounded LRU (bytes and entry count) of whole entries, in front of the disk tier.
+///
+/// A `Mutex`-protected dictionary plus an intrusive doubly linked list (most recent at `head`). A hit moves the
+/// node to the head and marks it dirty so the store can write its access time to the index later (batched,
+/// never on the hit path). `epoch` changes on every invalidation, so a reader that fetched from disk before a
+/// concurrent write cannot put a stale body back into memory.
+final class MemoryTier: Sendable {
+    final class Node {
+        let key: StoreKey
+        var entry: StoredEntry
+        let cost: Int
+        var dirty = false
+        unowned(unsafe) var previous: Node?
+        unowned(unsafe) var next: Node?
+
+        init(entry: StoredEntry) {
+            key = entry.info.key
+            self.entry = entry
+            cost = entry.body.count + entry.info.metadata.count
+        }
+    }
+
+    struct State {
+        var nodes: [StoreKey: Node] = [:]
+        var head: Node?
+        var tail: Node?
+        var bytes = 0
+        var dirty: [(StoreKey, Double)] = []
+        var hits = 0
+        var misses = 0
+        var epoch: UInt64 = 0
+        var seenGeneration: UInt64 = 0
+
+        mutating func removeAll() {
+            nodes.removeAll()
+            head = nil
+            tail = nil
+            bytes = 0
+            epoch &+= 1
+        }
+
+        mutating func unlink(_ node: Node) {
+            if let previous = node.previous { previous.next = node.next } else { head = node.next }
+            if let next = node.next { next.previous = node.previous } else { tail = node.previous }
+            node.previous = nil
+            node.next = nil
+        }
+
+        mutating func pushFront(_ node: Node) {
+            node.next = head
+            node.previous = nil
+            head?.previous = node
+            head = node
+            if tail == nil { tail = node }
+        }
+
+        mutating func remove(_ key: StoreKey) {
+            guard let node = nodes.removeValue(forKey: key) else { return }
+            unlink(node)
+            bytes -= node.cost
+        }
+    }
+
+    private let state = Mutex(State())
+    let maxBytes: Int
+    let maxEntries: Int
+    let maxEntryBytes: Int
+
+    init(maxBytes: Int, maxEntries: Int, maxEntryBytes: Int) {
+        self.maxBytes = max(0, maxBytes)
+        self.maxEntries = max(0, maxEntries)
+        self.maxEntryBytes = max(0, maxEntryBytes)
+    }
+
+    deinit {
+        state.withLock { state in
+            state.nodes.removeAll()
+            state.head = nil
+            state.tail = nil
+        }
+    }
+
+    var isEnabled: Bool { maxBytes > 0 && maxEntries > 0 }
+
+    /// The entry for `key` (its access time set to `now`), counting a hit or a miss. When `generation` differs
+    /// from the last one seen, another process wrote: the tier empties itself first.
+    func get(_ key: StoreKey, now: Date, generation: UInt64) -> StoredEntry? {
+        state.withLock { state -> StoredEntry? in
+            if generation != state.seenGeneration {
+                state.removeAll()
+                state.seenGeneration = generation
+            }
+            guard let node = state.nodes[key] else {
+                state.misses += 1
+                return nil
+            }
+            state.hits += 1
+            if state.head !== node {
+                state.unlink(node)
+                state.pushFront(node)
+            }
+            node.entry.info.lastAccessedAt = now
+            if !node.dirty {
+                node.dirty = true
+                state.dirty.append((key, now.timeIntervalSince1970))
+            }
+            return node.entry
+        }
+    }
+
+    /// The index information for `key` without counting or touching.
+    func peekInfo(_ key: StoreKey, generation: UInt64) -> EntryInfo? {
+        state.withLock { $0.seenGeneration == generation ? $0.nodes[key]?.entry.info : nil }
+    }
+
+    /// Records a generation bump made by this process (`old` → `new`); empties the tier when `old` is not the
+    /// generation last seen (another process wrote in between).
+    func noteOwnWrite(old: UInt64, new: UInt64) {
+        state.withLock { state in
+            if state.seenGeneration != old { state.removeAll() }
+            state.seenGeneration = new
+        }
+    }
+
+    /// The current invalidation epoch (read before a disk lookup, pass to `insert(_:ifEpoch:)`).
+    var epoch: UInt64 { state.withLock { $0.epoch } }
+
+    /// Inserts or replaces an entry (write-through). With `ifEpoch`, skips the insert when an invalidation
+    /// happened since that epoch was read, or when the key is already present.
+    func insert(_ entry: StoredEntry, ifEpoch: UInt64? = nil) {
+        guard isEnabled else { return }
+        state.withLock { state in
+            let node = Node(entry: entry)
+            if let expected = ifEpoch {
+                if state.epoch != expected || state.nodes[node.key] != nil { return }
+            } else {
+                state.epoch &+= 1
+            }
+            state.remove(node.key)
+            guard node.cost <= maxEntryBytes, node.cost <= maxBytes else { return }
+            state.nodes[node.key] = node
+            state.pushFront(node)
+            state.bytes += node.cost
+            while state.bytes > maxBytes || state.nodes.count > maxEntries, let last = state.tail {
+                state.remove(last.key)
+            }
+        }
+    }
+
+    /// Changes the stored information of a cached entry (metadata or pin), leaving the body.
+    func update(_ key: StoreKey, _ change: (inout EntryInfo) -> Void) {
+        state.withLock { state in
+            state.epoch &+= 1
+            if let node = state.nodes[key] { change(&node.entry.info) }
+        }
+    }
+
+    /// Removes the entries whose key satisfies `predicate` (nil: every entry).
+    func remove(where predicate: ((StoreKey) -> Bool)? = nil) {
+        state.withLock { state in
+            state.epoch &+= 1
+            guard let predicate else {
+                state.removeAll()
+                return
+            }
+            for key in state.nodes.keys where predicate(key) { state.remove(key) }
+        }
+    }
+
+    /// Removes one key.
+    func remove(_ key: StoreKey) {
+        state.withLock { state in
+            state.epoch &+= 1
+            state.remove(key)
+        }
+    }
+
+    /// The access times recorded by hits since the last call (for the index).
+    func takeDirty() -> [(StoreKey, Double)] {
+        state.withLock { state in
+            let dirty = state.dirty
+            state.dirty.removeAll(keepingCapacity: true)
+            var result: [(StoreKey, Double)] = []
+            result.reserveCapacity(dirty.count)
+            for (key, time) in dirty {
+                if let node = state.nodes[key] {
+                    node.dirty = false
+                    result.append((key, node.entry.info.lastAccessedAt.timeIntervalSince1970))
+                } else {
+                    result.append((key, time))
+                }
+            }
+            return result
+        }
+    }
+
+    /// `(bytes, entries, hits, misses)`.
+    func counters() -> (bytes: Int, entries: Int, hits: Int, misses: Int) {
+        state.withLock { ($0.bytes, $0.nodes.count, $0.hits, $0.misses) }
+    }
+}

@@ -1,0 +1,146 @@
+import Foundation
+import CSQLite
+
+/// SQLite's `SQLITE_TRANSIENT` (a C macro Swift does not import): tells SQLite to copy bound bytes.
+let sqliteTransient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
+
+/// One SQLite connection with a cache of prepared statements. Not thread-safe: the store serialises access.
+final class SQLiteConnection {
+    let handle: OpaquePointer
+    private var statements: [String: OpaquePointer] = [:]
+
+    /// Opens (creating if needed) the database at `path`.
+    /// - Throws: `CacheStoreError` mapped from the SQLite result code.
+    init(path: String, busyTimeout: TimeInterval) throws(CacheStoreError) {
+        var db: OpaquePointer?
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        guard rc == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            if let db { sqlite3_close_v2(db) }
+            throw CacheStoreError.sqlite(rc, "open \(path): \(message)")
+        }
+        handle = db
+        sqlite3_busy_timeout(db, Int32(max(0, min(busyTimeout, 3600)) * 1000))
+        sqlite3_extended_result_codes(db, 1)
+    }
+
+    deinit {
+        for (_, statement) in statements { sqlite3_finalize(statement) }
+        sqlite3_close_v2(handle)
+    }
+
+    /// The connection's last error message.
+    var errorMessage: String { String(cString: sqlite3_errmsg(handle)) }
+
+    /// Runs one or more SQL statements without results.
+    /// - Throws: `CacheStoreError` mapped from the SQLite result code.
+    func execute(_ sql: String) throws(CacheStoreError) {
+        let rc = sqlite3_exec(handle, sql, nil, nil, nil)
+        guard rc == SQLITE_OK else { throw CacheStoreError.sqlite(rc, "\(sql.prefix(60)): \(errorMessage)") }
+    }
+
+    /// A prepared statement for `sql` (cached and reset, bindings cleared).
+    /// - Throws: `CacheStoreError` when the SQL cannot be prepared.
+    func prepare(_ sql: String) throws(CacheStoreError) -> SQLiteStatement {
+        if let cached = statements[sql] {
+            sqlite3_reset(cached)
+            sqlite3_clear_bindings(cached)
+            return SQLiteStatement(handle: cached, connection: self)
+        }
+        var statement: OpaquePointer?
+        let rc = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+        guard rc == SQLITE_OK, let statement else {
+            throw CacheStoreError.sqlite(rc, "prepare \(sql.prefix(60)): \(errorMessage)")
+        }
+        statements[sql] = statement
+        return SQLiteStatement(handle: statement, connection: self)
+    }
+
+    /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT`, rolling back when it throws.
+    /// - Throws: `body`'s error or the commit's `CacheStoreError`.
+    func transaction<T>(_ body: () throws(CacheStoreError) -> T) throws(CacheStoreError) -> T {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let value = try body()
+            try execute("COMMIT")
+            return value
+        } catch {
+            _ = sqlite3_exec(handle, "ROLLBACK", nil, nil, nil)
+            throw error
+        }
+    }
+
+    /// Rows changed by the last statement.
+    var changes: Int { Int(sqlite3_changes(handle)) }
+}
+
+/// A prepared statement borrowed from a `SQLiteConnection`; valid until the next `prepare` of the same SQL.
+struct SQLiteStatement {
+    let handle: OpaquePointer
+    unowned let connection: SQLiteConnection
+
+    func bind(_ index: Int32, _ value: String) {
+        sqlite3_bind_text(handle, index, value, -1, sqliteTransient)
+    }
+
+    func bind(_ index: Int32, _ value: Int64) {
+        sqlite3_bind_int64(handle, index, value)
+    }
+
+    func bind(_ index: Int32, _ value: Double) {
+        sqlite3_bind_double(handle, index, value)
+    }
+
+    func bind(_ index: Int32, _ value: Data?) {
+        guard let value else {
+            sqlite3_bind_null(handle, index)
+            return
+        }
+        _ = value.withUnsafeBytes { raw in
+            // A zero-length blob still needs a non-NULL pointer to be stored as a blob rather than NULL.
+            if raw.count == 0 {
+                sqlite3_bind_zeroblob(handle, index, 0)
+            } else {
+                sqlite3_bind_blob(handle, index, raw.baseAddress, Int32(raw.count), sqliteTransient)
+            }
+        }
+    }
+
+    func bindNull(_ index: Int32) {
+        sqlite3_bind_null(handle, index)
+    }
+
+    /// Advances; true when a row is available.
+    /// - Throws: `CacheStoreError` mapped from the result code.
+    @discardableResult
+    func step() throws(CacheStoreError) -> Bool {
+        let rc = sqlite3_step(handle)
+        if rc == SQLITE_ROW { return true }
+        if rc == SQLITE_DONE { return false }
+        let error = CacheStoreError.sqlite(rc, "step: \(connection.errorMessage)")
+        sqlite3_reset(handle)
+        throw error
+    }
+
+    /// Releases the statement's read lock early (call after the last needed row).
+    func reset() {
+        sqlite3_reset(handle)
+    }
+
+    func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
+    func double(_ column: Int32) -> Double { sqlite3_column_double(handle, column) }
+    func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
+
+    func string(_ column: Int32) -> String? {
+        guard let text = sqlite3_column_text(handle, column) else { return nil }
+        return String(cString: text)
+    }
+
+    func data(_ column: Int32) -> Data? {
+        if isNull(column) { return nil }
+        let count = Int(sqlite3_column_bytes(handle, column))
+        guard count > 0, let pointer = sqlite3_column_blob(handle, column) else { return Data() }
+        return Data(bytes: pointer, count: count)
+    }
+}

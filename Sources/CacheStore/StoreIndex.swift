@@ -1,0 +1,247 @@
+import Foundation
+import CSQLite
+
+/// One row of the index: the entry's information and where its body is (inline bytes or a blob id).
+struct IndexRow {
+    var info: EntryInfo
+    var blobID: String?
+    var inlineBody: Data?
+}
+
+/// The SQLite index of one namespace: schema, queries and the totals kept by triggers.
+///
+/// Totals (`entries`, `bytes`) live in a one-row table maintained by triggers in the same transaction as the row
+/// change, so they cannot drift from `SUM(size)`; they are recomputed anyway after an unclean shutdown.
+/// Not thread-safe: `CacheStore` holds its lock around every call.
+final class StoreIndex {
+    /// The schema this code writes and reads.
+    static let schemaVersion = 1
+
+    let db: SQLiteConnection
+    /// Access times recorded by reads, written in the next transaction (seconds since 1970).
+    var pendingTouches: [StoreKey: Double] = [:]
+
+    private static let columns =
+        "primary_key, variant, metadata, size, crc, session, pinned, created, accessed, blob_id, inline_body"
+
+    init(path: String, busyTimeout: TimeInterval) throws(CacheStoreError) {
+        db = try SQLiteConnection(path: path, busyTimeout: busyTimeout)
+    }
+
+    /// The schema version recorded in the file: nil for a new (empty) database.
+    /// - Throws: `.corruptIndex` when the file is not a usable database.
+    func recordedSchemaVersion() throws(CacheStoreError) -> Int? {
+        let tables = try db.prepare("SELECT count(*) FROM sqlite_master WHERE type='table' AND name='meta'")
+        guard try tables.step(), tables.int64(0) == 1 else {
+            tables.reset()
+            let any = try db.prepare("SELECT count(*) FROM sqlite_master")
+            let count = try any.step() ? any.int64(0) : 0
+            any.reset()
+            if count > 0 { throw CacheStoreError(.corruptIndex, "index has tables but no meta table") }
+            return nil
+        }
+        tables.reset()
+        let row = try db.prepare("SELECT value FROM meta WHERE name='schema_version'")
+        defer { row.reset() }
+        guard try row.step(), let text = row.string(0), let version = Int(text) else {
+            throw CacheStoreError(.corruptIndex, "meta table has no schema_version row")
+        }
+        return version
+    }
+
+    /// Switches to WAL and creates the schema when missing.
+    /// - Throws: `CacheStoreError` from SQLite.
+    func setUp() throws(CacheStoreError) {
+        try db.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=OFF;")
+        try db.transaction { () throws(CacheStoreError) in
+            try db.execute("""
+            CREATE TABLE IF NOT EXISTS meta(name TEXT PRIMARY KEY, value TEXT NOT NULL);
+            INSERT OR IGNORE INTO meta(name, value) VALUES('schema_version', '\(Self.schemaVersion)');
+            INSERT OR IGNORE INTO meta(name, value) VALUES('format', 'DownloadCache.CacheStore');
+            CREATE TABLE IF NOT EXISTS entries(
+                id INTEGER PRIMARY KEY,
+                primary_key TEXT NOT NULL, variant TEXT NOT NULL,
+                metadata BLOB NOT NULL, size INTEGER NOT NULL, crc INTEGER NOT NULL,
+                session INTEGER NOT NULL, pinned INTEGER NOT NULL,
+                created REAL NOT NULL, accessed REAL NOT NULL,
+                blob_id TEXT, inline_body BLOB,
+                state INTEGER NOT NULL DEFAULT 1,
+                UNIQUE(primary_key, variant));
+            CREATE INDEX IF NOT EXISTS entries_lru ON entries(pinned, accessed);
+            CREATE INDEX IF NOT EXISTS entries_session ON entries(session) WHERE session = 1;
+            CREATE TABLE IF NOT EXISTS totals(id INTEGER PRIMARY KEY CHECK (id = 1),
+                entries INTEGER NOT NULL, bytes INTEGER NOT NULL);
+            INSERT OR IGNORE INTO totals(id, entries, bytes) VALUES(1, 0, 0);
+            CREATE TRIGGER IF NOT EXISTS entries_insert AFTER INSERT ON entries BEGIN
+                UPDATE totals SET entries = entries + 1, bytes = bytes + NEW.size WHERE id = 1; END;
+            CREATE TRIGGER IF NOT EXISTS entries_delete AFTER DELETE ON entries BEGIN
+                UPDATE totals SET entries = entries - 1, bytes = bytes - OLD.size WHERE id = 1; END;
+            CREATE TRIGGER IF NOT EXISTS entries_resize AFTER UPDATE OF size ON entries BEGIN
+                UPDATE totals SET bytes = bytes - OLD.size + NEW.size WHERE id = 1; END;
+            """)
+        }
+    }
+
+    // MARK: Reading
+
+    private func decode(_ s: SQLiteStatement) -> IndexRow {
+        let key = StoreKey(primary: s.string(0) ?? "", variant: s.string(1) ?? "")
+        let info = EntryInfo(
+            key: key, metadata: s.data(2) ?? Data(), bodySize: s.int64(3), checksum: UInt32(truncatingIfNeeded: s.int64(4)),
+            storageClass: s.int64(5) == 1 ? .session : .permanent, isPinned: s.int64(6) != 0,
+            createdAt: Date(timeIntervalSince1970: s.double(7)), lastAccessedAt: Date(timeIntervalSince1970: s.double(8)))
+        return IndexRow(info: info, blobID: s.string(9), inlineBody: s.data(10))
+    }
+
+    /// The complete row for `key`, with the inline body when `withBody` (else `inlineBody` is nil).
+    /// - Throws: `CacheStoreError` from SQLite.
+    func row(for key: StoreKey, withBody: Bool) throws(CacheStoreError) -> IndexRow? {
+        let body = withBody ? "inline_body" : "NULL"
+        let s = try db.prepare("""
+            SELECT primary_key, variant, metadata, size, crc, session, pinned, created, accessed, blob_id, \(body)
+            FROM entries WHERE primary_key = ? AND variant = ? AND state = 1
+            """)
+        s.bind(1, key.primary)
+        s.bind(2, key.variant)
+        defer { s.reset() }
+        guard try s.step() else { return nil }
+        var row = decode(s)
+        if let touched = pendingTouches[key] { row.info.lastAccessedAt = Date(timeIntervalSince1970: touched) }
+        return row
+    }
+
+    /// Rows matching a SQL condition (no inline bodies), in `order`.
+    /// - Throws: `CacheStoreError` from SQLite.
+    func rows(where condition: String, order: String = "primary_key, variant", limit: Int? = nil,
+              bind: (SQLiteStatement) -> Void = { _ in }) throws(CacheStoreError) -> [IndexRow] {
+        let limitClause = limit.map { " LIMIT \($0)" } ?? ""
+        let s = try db.prepare("""
+            SELECT primary_key, variant, metadata, size, crc, session, pinned, created, accessed, blob_id, NULL
+            FROM entries WHERE \(condition) ORDER BY \(order)\(limitClause)
+            """)
+        bind(s)
+        defer { s.reset() }
+        var result: [IndexRow] = []
+        while try s.step() {
+            var row = decode(s)
+            if let touched = pendingTouches[row.info.key] {
+                row.info.lastAccessedAt = Date(timeIntervalSince1970: touched)
+            }
+            result.append(row)
+        }
+        return result
+    }
+
+    /// `(entries, bytes)` from the totals table.
+    /// - Throws: `CacheStoreError` from SQLite.
+    func totals() throws(CacheStoreError) -> (entries: Int, bytes: Int64) {
+        let s = try db.prepare("SELECT entries, bytes FROM totals WHERE id = 1")
+        defer { s.reset() }
+        guard try s.step() else { return (0, 0) }
+        return (Int(s.int64(0)), s.int64(1))
+    }
+
+    /// `(COUNT(*), SUM(size))` computed from the rows.
+    /// - Throws: `CacheStoreError` from SQLite.
+    func computedTotals() throws(CacheStoreError) -> (entries: Int, bytes: Int64) {
+        let s = try db.prepare("SELECT count(*), coalesce(sum(size), 0) FROM entries")
+        defer { s.reset() }
+        guard try s.step() else { return (0, 0) }
+        return (Int(s.int64(0)), s.int64(1))
+    }
+
+    /// Rewrites the totals row from the rows (inside a transaction of the caller).
+    /// - Throws: `CacheStoreError` from SQLite.
+    func recomputeTotals() throws(CacheStoreError) {
+        try db.execute("""
+            UPDATE totals SET entries = (SELECT count(*) FROM entries),
+                bytes = (SELECT coalesce(sum(size), 0) FROM entries) WHERE id = 1
+            """)
+    }
+
+    // MARK: Writing (call inside `db.transaction`)
+
+    /// Writes pending access times (call inside a transaction).
+    /// - Throws: `CacheStoreError` from SQLite.
+    func flushTouches() throws(CacheStoreError) {
+        guard !pendingTouches.isEmpty else { return }
+        let s = try db.prepare(
+            "UPDATE entries SET accessed = max(accessed, ?) WHERE primary_key = ? AND variant = ?")
+        for (key, time) in pendingTouches {
+            s.reset()
+            s.bind(1, time)
+            s.bind(2, key.primary)
+            s.bind(3, key.variant)
+            try s.step()
+        }
+        pendingTouches.removeAll(keepingCapacity: true)
+    }
+
+    /// Inserts or replaces the row of `row.info.key`; returns the blob id the old row used, if any.
+    /// - Throws: `CacheStoreError` from SQLite.
+    func upsert(_ row: IndexRow) throws(CacheStoreError) -> String? {
+        let key = row.info.key
+        let old = try db.prepare("SELECT blob_id FROM entries WHERE primary_key = ? AND variant = ?")
+        old.bind(1, key.primary)
+        old.bind(2, key.variant)
+        let oldBlob = try old.step() ? old.string(0) : nil
+        old.reset()
+        let s = try db.prepare("""
+            INSERT INTO entries(\(Self.columns), state) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)
+            ON CONFLICT(primary_key, variant) DO UPDATE SET metadata = excluded.metadata, size = excluded.size,
+                crc = excluded.crc, session = excluded.session, pinned = excluded.pinned, created = excluded.created,
+                accessed = excluded.accessed, blob_id = excluded.blob_id, inline_body = excluded.inline_body, state = 1
+            """)
+        let info = row.info
+        s.bind(1, key.primary)
+        s.bind(2, key.variant)
+        s.bind(3, info.metadata)
+        s.bind(4, info.bodySize)
+        s.bind(5, Int64(info.checksum))
+        s.bind(6, Int64(info.storageClass == .session ? 1 : 0))
+        s.bind(7, Int64(info.isPinned ? 1 : 0))
+        s.bind(8, info.createdAt.timeIntervalSince1970)
+        s.bind(9, info.lastAccessedAt.timeIntervalSince1970)
+        if let blob = row.blobID { s.bind(10, blob) } else { s.bindNull(10) }
+        s.bind(11, row.inlineBody)
+        try s.step()
+        pendingTouches[key] = nil
+        return oldBlob
+    }
+
+    /// Runs an UPDATE/DELETE and returns how many rows it changed.
+    /// - Throws: `CacheStoreError` from SQLite.
+    @discardableResult
+    func run(_ sql: String, bind: (SQLiteStatement) -> Void) throws(CacheStoreError) -> Int {
+        let s = try db.prepare(sql)
+        bind(s)
+        try s.step()
+        s.reset()
+        return db.changes
+    }
+
+    /// Deletes the rows matching `condition`; returns their keys and blob ids.
+    /// - Throws: `CacheStoreError` from SQLite.
+    func delete(where condition: String,
+                bind: (SQLiteStatement) -> Void = { _ in }) throws(CacheStoreError) -> [(StoreKey, String?)] {
+        let s = try db.prepare("DELETE FROM entries WHERE \(condition) RETURNING primary_key, variant, blob_id")
+        bind(s)
+        defer { s.reset() }
+        var removed: [(StoreKey, String?)] = []
+        while try s.step() {
+            removed.append((StoreKey(primary: s.string(0) ?? "", variant: s.string(1) ?? ""), s.string(2)))
+        }
+        for (key, _) in removed { pendingTouches[key] = nil }
+        return removed
+    }
+
+    /// Every blob id the index names.
+    /// - Throws: `CacheStoreError` from SQLite.
+    func allBlobIDs() throws(CacheStoreError) -> Set<String> {
+        let s = try db.prepare("SELECT blob_id FROM entries WHERE blob_id IS NOT NULL")
+        defer { s.reset() }
+        var ids = Set<String>()
+        while try s.step() { if let id = s.string(0) { ids.insert(id) } }
+        return ids
+    }
+}
