@@ -1,0 +1,194 @@
+import Foundation
+
+/// A bad command line: the message names the bad value; the tool prints it on stderr and exits 64.
+public struct UsageError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// One line saying what is wrong, e.g. `unknown option '--colour'`.
+    public var message: String
+    /// Creates a usage error with its one-line message.
+    public init(_ message: String) { self.message = message }
+    /// The message.
+    public var description: String { message }
+}
+
+/// A command that ran but failed (network, storage, nothing cached): printed on stderr, exit code 1.
+public struct CommandFailure: Error, Sendable, Equatable, CustomStringConvertible {
+    /// One line saying which failure happened.
+    public var message: String
+    /// Creates a failure with its one-line message.
+    public init(_ message: String) { self.message = message }
+    /// The message.
+    public var description: String { message }
+}
+
+/// One option a command accepts: `-s, --long`, with or without a value.
+public struct OptionSpec: Sendable, Equatable {
+    /// What an option takes.
+    public enum Kind: Sendable, Equatable {
+        /// A switch without a value (`--pin`).
+        case flag
+        /// One value (`--namespace NAME`); the last occurrence wins.
+        case value(String)
+        /// A value that may be given several times (`-H 'Name: value'`); all are kept in order.
+        case repeated(String)
+    }
+    /// The long name without dashes (`namespace`); it is also the key in ``ParsedArguments``.
+    public var long: String
+    /// The one-letter short name without its dash, or nil when there is none.
+    public var short: Character?
+    /// Whether and how the option takes a value.
+    public var kind: Kind
+    /// One line of help text.
+    public var help: String
+
+    /// Creates an option description.
+    public init(_ long: String, short: Character? = nil, _ kind: Kind = .flag, help: String) {
+        self.long = long
+        self.short = short
+        self.kind = kind
+        self.help = help
+    }
+
+    /// Whether the option expects a value.
+    var takesValue: Bool { kind != .flag }
+}
+
+/// One positional argument a command accepts.
+public struct ArgumentSpec: Sendable, Equatable {
+    /// The name shown in help, without angle brackets (`url`).
+    public var name: String
+    /// One line of help text.
+    public var help: String
+    /// Whether the argument may be left out.
+    public var isOptional: Bool
+    /// Creates a positional argument description.
+    public init(_ name: String, help: String, optional: Bool = false) {
+        self.name = name
+        self.help = help
+        self.isOptional = optional
+    }
+}
+
+/// The result of parsing one command line against a command's options and arguments.
+public struct ParsedArguments: Sendable, Equatable {
+    /// Long names of the flags that were given.
+    public var flags: Set<String> = []
+    /// Values of value options by long name, in the order given.
+    public var values: [String: [String]] = [:]
+    /// Positional arguments in order (everything after `--` included).
+    public var positionals: [String] = []
+
+    /// Whether flag `long` was given.
+    public func flag(_ long: String) -> Bool { flags.contains(long) }
+    /// The last value of option `long`, or nil when it was not given.
+    public func value(_ long: String) -> String? { values[long]?.last }
+    /// All values of option `long` in order (empty when not given).
+    public func all(_ long: String) -> [String] { values[long] ?? [] }
+
+    /// The value of `long` as an integer in `range`, or nil when absent.
+    /// - Throws: ``UsageError`` naming the option and the bad value.
+    public func integer(_ long: String, in range: ClosedRange<Int>) throws(UsageError) -> Int? {
+        guard let text = value(long) else { return nil }
+        guard let n = Int(text), range.contains(n) else {
+            throw UsageError("invalid value '\(text)' for '--\(long)': expected an integer from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return n
+    }
+
+    /// The value of `long` as a non-negative number of seconds, or nil when absent.
+    /// - Throws: ``UsageError`` naming the option and the bad value.
+    public func seconds(_ long: String) throws(UsageError) -> TimeInterval? {
+        guard let text = value(long) else { return nil }
+        guard let n = Double(text), n.isFinite, n >= 0 else {
+            throw UsageError("invalid value '\(text)' for '--\(long)': expected a number of seconds >= 0")
+        }
+        return n
+    }
+}
+
+/// A small getopt-style parser: long and short options, `--opt=value` and `--opt value`, `-oVALUE`,
+/// bundled short flags (`-fv`), repeatable options, and `--` to end options. A lone `-` is a positional.
+public enum ArgumentParser {
+    /// Parses `arguments` (without the program and subcommand names).
+    /// - Throws: ``UsageError`` for an unknown option, a missing or unexpected value, or too many/too few positionals.
+    public static func parse(_ arguments: [String], options: [OptionSpec],
+                             positionals: [ArgumentSpec]) throws(UsageError) -> ParsedArguments {
+        var result = ParsedArguments()
+        var index = 0
+        var optionsEnded = false
+        while index < arguments.count {
+            let arg = arguments[index]
+            index += 1
+            if optionsEnded || arg == "-" || !arg.hasPrefix("-") {
+                result.positionals.append(arg)
+            } else if arg == "--" {
+                optionsEnded = true
+            } else if arg.hasPrefix("--") {
+                try parseLong(arg, arguments, &index, options, &result)
+            } else {
+                try parseShort(arg, arguments, &index, options, &result)
+            }
+        }
+        try checkPositionals(result.positionals, positionals)
+        return result
+    }
+
+    private static func parseLong(_ arg: String, _ arguments: [String], _ index: inout Int,
+                                  _ options: [OptionSpec], _ result: inout ParsedArguments) throws(UsageError) {
+        let body = arg.dropFirst(2)
+        let name: String
+        var inline: String?
+        if let eq = body.firstIndex(of: "=") {
+            name = String(body[..<eq])
+            inline = String(body[body.index(after: eq)...])
+        } else {
+            name = String(body)
+        }
+        guard let spec = options.first(where: { $0.long == name }) else {
+            throw UsageError("unknown option '--\(name)'")
+        }
+        if !spec.takesValue {
+            if inline != nil { throw UsageError("option '--\(name)' takes no value (got '\(arg)')") }
+            result.flags.insert(spec.long)
+            return
+        }
+        if let inline {
+            result.values[spec.long, default: []].append(inline)
+            return
+        }
+        guard index < arguments.count else { throw UsageError("missing value for option '--\(name)'") }
+        result.values[spec.long, default: []].append(arguments[index])
+        index += 1
+    }
+
+    private static func parseShort(_ arg: String, _ arguments: [String], _ index: inout Int,
+                                   _ options: [OptionSpec], _ result: inout ParsedArguments) throws(UsageError) {
+        var rest = Substring(arg.dropFirst())
+        while let letter = rest.first {
+            rest = rest.dropFirst()
+            guard let spec = options.first(where: { $0.short == letter }) else {
+                throw UsageError("unknown option '-\(letter)'")
+            }
+            if !spec.takesValue {
+                result.flags.insert(spec.long)
+                continue
+            }
+            if !rest.isEmpty {
+                result.values[spec.long, default: []].append(String(rest))
+            } else {
+                guard index < arguments.count else { throw UsageError("missing value for option '-\(letter)'") }
+                result.values[spec.long, default: []].append(arguments[index])
+                index += 1
+            }
+            return
+        }
+    }
+
+    private static func checkPositionals(_ given: [String], _ specs: [ArgumentSpec]) throws(UsageError) {
+        if given.count > specs.count {
+            throw UsageError("unexpected argument '\(given[specs.count])'")
+        }
+        if given.count < specs.count, let missing = specs[given.count...].first(where: { !$0.isOptional }) {
+            throw UsageError("missing argument <\(missing.name)>")
+        }
+    }
+}

@@ -1,0 +1,132 @@
+import Foundation
+import Synchronization
+
+/// The dlcache command-line tool's logic: finds the subcommand, parses its options, runs it, maps errors to exit codes.
+///
+/// Exit codes: 0 success, 1 failure (network, storage, nothing cached — the message says which), 64 bad usage
+/// (BSD `EX_USAGE`), like swift-argument-parser tools.
+public enum CommandLineTool {
+    /// The tool's name as shown in help and errors.
+    public static let name = "dlcache"
+    /// The version printed by `--version`.
+    public static let version = "0.1.0"
+    /// The one-line OVERVIEW of the root help page.
+    public static let overview = "A local, persistent HTTP cache (RFC 9111) for resources fetched by URL."
+    /// Exit code for success.
+    public static let exitSuccess: Int32 = 0
+    /// Exit code for a failure (network, storage, nothing cached).
+    public static let exitFailure: Int32 = 1
+    /// Exit code for bad usage (sysexits' EX_USAGE).
+    public static let exitUsage: Int32 = 64
+
+    /// The subcommands in the order help lists them.
+    ///
+    /// Slot reserved: `driver` (the JSON line driver) is owned by another engineer and is added here when it exists.
+    public static var commands: [any Command.Type] {
+        [
+            GetCommand.self, PrefetchCommand.self, ListCommand.self, InfoCommand.self, StatsCommand.self,
+            RemoveCommand.self, PinCommand.self, UnpinCommand.self, PurgeCommand.self, VerifyCommand.self,
+            HelpCommand.self,
+        ]
+    }
+
+    /// Runs the tool synchronously with `arguments` (argv, including the program name) and returns the exit code.
+    ///
+    /// Blocks the calling thread until the asynchronous work finishes; `main.swift` calls this.
+    public static func main(arguments: [String]) -> Int32 {
+        let box = Mutex<Int32>(exitFailure)
+        let done = DispatchSemaphore(value: 0)
+        let args = arguments
+        Task.detached {
+            let code = await run(arguments: args, environment: .process)
+            box.withLock { $0 = code }
+            done.signal()
+        }
+        done.wait()
+        return box.withLock { $0 }
+    }
+
+    /// Runs the tool with `arguments` (argv, including the program name) in `environment`; returns the exit code.
+    public static func run(arguments: [String], environment: CommandEnvironment) async -> Int32 {
+        let console = environment.console
+        let args = Array(arguments.dropFirst())
+        guard let first = args.first else {
+            console.err(HelpFormatter.rootHelp(commands: commands), terminator: "")
+            return exitUsage
+        }
+        switch first {
+        case "-h", "--help":
+            console.out(HelpFormatter.rootHelp(commands: commands), terminator: "")
+            return exitSuccess
+        case "--version":
+            console.out("\(name) \(version)")
+            return exitSuccess
+        default:
+            break
+        }
+        guard let command = commands.first(where: { $0.name == first }) else {
+            let what = first.hasPrefix("-") ? "unknown option '\(first)'" : "unknown subcommand '\(first)'"
+            console.err("Error: \(what) (see '\(name) --help')")
+            return exitUsage
+        }
+        return await run(command, arguments: Array(args.dropFirst()), environment: environment)
+    }
+
+    /// Parses `arguments` for `command` and runs it, mapping thrown errors to exit codes and stderr lines.
+    static func run(_ command: any Command.Type, arguments: [String],
+                    environment: CommandEnvironment) async -> Int32 {
+        let console = environment.console
+        let specs = command.options + [CommonOptions.help]
+        let parsed: ParsedArguments
+        do {
+            // `--help` wins even when the rest of the line is wrong, like swift-argument-parser.
+            if let end = arguments.firstIndex(of: "--") ?? Optional(arguments.count),
+               arguments[..<end].contains(where: { $0 == "-h" || $0 == "--help" }) {
+                console.out(HelpFormatter.help(for: command), terminator: "")
+                return exitSuccess
+            }
+            parsed = try ArgumentParser.parse(arguments, options: specs, positionals: command.arguments)
+        } catch {
+            console.err("Error: \(error.message) (see '\(name) \(command.name) --help')")
+            return exitUsage
+        }
+        do {
+            return try await command.run(parsed, context: CommandContext(environment: environment))
+        } catch let error as UsageError {
+            console.err("Error: \(error.message) (see '\(name) \(command.name) --help')")
+            return exitUsage
+        } catch let error as CommandFailure {
+            console.err("Error: \(error.message)")
+            return exitFailure
+        } catch {
+            console.err("Error: \(error)")
+            return exitFailure
+        }
+    }
+}
+
+/// `dlcache help [<subcommand>]`: prints the root help or one subcommand's help.
+public enum HelpCommand: Command {
+    /// `help`.
+    public static let name = "help"
+    /// One line for the SUBCOMMANDS list.
+    public static let abstract = "Show help for dlcache or one of its subcommands."
+    /// One optional positional: the subcommand.
+    public static var arguments: [ArgumentSpec] { [ArgumentSpec("subcommand", help: "The subcommand to explain.", optional: true)] }
+    /// No options.
+    public static var options: [OptionSpec] { [] }
+
+    /// Prints the requested help page on stdout.
+    /// - Throws: ``UsageError`` when the subcommand does not exist.
+    public static func run(_ parsed: ParsedArguments, context: CommandContext) async throws -> Int32 {
+        guard let which = parsed.positionals.first else {
+            context.console.out(HelpFormatter.rootHelp(commands: CommandLineTool.commands), terminator: "")
+            return 0
+        }
+        guard let command = CommandLineTool.commands.first(where: { $0.name == which }) else {
+            throw UsageError("unknown subcommand '\(which)'")
+        }
+        context.console.out(HelpFormatter.help(for: command), terminator: "")
+        return 0
+    }
+}

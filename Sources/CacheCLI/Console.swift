@@ -1,0 +1,144 @@
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The tool's terminal: where standard output and standard error go, whether they are terminals, and stdin.
+///
+/// Every byte the tool prints goes through a `Console`, so tests run the tool in process and compare output
+/// (see ``CapturedConsole``).
+public struct Console: Sendable {
+    /// Writes bytes to standard output.
+    public var writeOut: @Sendable (Data) -> Void
+    /// Writes bytes to standard error.
+    public var writeErr: @Sendable (Data) -> Void
+    /// Whether standard output is a terminal (then a body is still printed; JSON is unchanged).
+    public var stdoutIsTerminal: Bool
+    /// Whether standard error is a terminal (a live progress bar is drawn only then).
+    public var stderrIsTerminal: Bool
+    /// Reads all of standard input (used by `prefetch -`).
+    public var readStdin: @Sendable () -> Data
+
+    /// Creates a console from its sinks and terminal flags.
+    public init(writeOut: @escaping @Sendable (Data) -> Void, writeErr: @escaping @Sendable (Data) -> Void,
+                stdoutIsTerminal: Bool = false, stderrIsTerminal: Bool = false,
+                readStdin: @escaping @Sendable () -> Data = { Data() }) {
+        self.writeOut = writeOut
+        self.writeErr = writeErr
+        self.stdoutIsTerminal = stdoutIsTerminal
+        self.stderrIsTerminal = stderrIsTerminal
+        self.readStdin = readStdin
+    }
+
+    /// The process's real standard output, standard error and standard input (file descriptors 1, 2, 0).
+    public static var standard: Console {
+        Console(
+            writeOut: { Console.writeAll($0, to: 1) },
+            writeErr: { Console.writeAll($0, to: 2) },
+            stdoutIsTerminal: isatty(1) == 1,
+            stderrIsTerminal: isatty(2) == 1,
+            readStdin: { FileHandle.standardInput.readDataToEndOfFile() }
+        )
+    }
+
+    /// Prints `text` to standard output, adding a newline unless `terminator` says otherwise.
+    public func out(_ text: String, terminator: String = "\n") {
+        writeOut(Data((text + terminator).utf8))
+    }
+
+    /// Prints `text` to standard error, adding a newline unless `terminator` says otherwise.
+    public func err(_ text: String, terminator: String = "\n") {
+        writeErr(Data((text + terminator).utf8))
+    }
+
+    /// Writes every byte of `data` to file descriptor `fd`, retrying short writes; stops quietly on EPIPE.
+    static func writeAll(_ data: Data, to fd: Int32) {
+        data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) in
+            guard let base = raw.baseAddress else { return }
+            var offset = 0
+            while offset < raw.count {
+                let n = write(fd, base + offset, raw.count - offset)
+                if n > 0 {
+                    offset += n
+                } else if n < 0 && errno == EINTR {
+                    continue
+                } else {
+                    return
+                }
+            }
+        }
+    }
+}
+
+/// Everything the tool reads from its surroundings: the console, environment variables and the clock.
+///
+/// Tests build one with a ``CapturedConsole`` and their own variables (e.g. `DLCACHE_DIR`), so no test
+/// depends on the machine's home directory or terminal.
+public struct CommandEnvironment: Sendable {
+    /// Standard output, standard error and standard input.
+    public var console: Console
+    /// Environment variables (`DLCACHE_DIR`, `XDG_CACHE_HOME`, `HOME`, ...).
+    public var variables: [String: String]
+    /// The directory relative paths (`-o FILE`, `prefetch FILE`) are resolved against.
+    public var currentDirectory: URL
+    /// The clock used for progress rates and elapsed times (seconds); the cache itself uses real time.
+    public var now: @Sendable () -> Date
+
+    /// Creates an environment.
+    public init(console: Console, variables: [String: String],
+                currentDirectory: URL = URL(fileURLWithPath: FileManager.default.currentDirectoryPath),
+                now: @escaping @Sendable () -> Date = { Date() }) {
+        self.console = console
+        self.variables = variables
+        self.currentDirectory = currentDirectory
+        self.now = now
+    }
+
+    /// The running process's console, environment variables and working directory.
+    public static var process: CommandEnvironment {
+        CommandEnvironment(console: .standard, variables: ProcessInfo.processInfo.environment)
+    }
+
+    /// Resolves a user-supplied path (absolute, `~/...`, or relative to ``currentDirectory``) to a file URL.
+    public func fileURL(for path: String) -> URL {
+        if path.hasPrefix("/") { return URL(fileURLWithPath: path) }
+        if path == "~" || path.hasPrefix("~/"), let home = variables["HOME"] {
+            return URL(fileURLWithPath: home + path.dropFirst())
+        }
+        return currentDirectory.appendingPathComponent(path)
+    }
+}
+
+/// A console that records what the tool prints, for tests.
+public final class CapturedConsole: Sendable {
+    private let outBuffer = Mutex(Data())
+    private let errBuffer = Mutex(Data())
+    private let stdinData: Data
+    private let terminal: Bool
+
+    /// Creates a capture; `stdin` is what `prefetch -` reads; `terminal` makes both outputs claim to be terminals.
+    public init(stdin: String = "", terminal: Bool = false) {
+        self.stdinData = Data(stdin.utf8)
+        self.terminal = terminal
+    }
+
+    /// The console to pass in a ``CommandEnvironment``.
+    public var console: Console {
+        Console(
+            writeOut: { data in self.outBuffer.withLock { $0.append(data) } },
+            writeErr: { data in self.errBuffer.withLock { $0.append(data) } },
+            stdoutIsTerminal: terminal, stderrIsTerminal: terminal,
+            readStdin: { self.stdinData }
+        )
+    }
+
+    /// Everything written to standard output so far, as bytes.
+    public var stdoutData: Data { outBuffer.withLock { $0 } }
+    /// Everything written to standard output so far, decoded as UTF-8 (invalid bytes replaced).
+    public var stdout: String { String(decoding: stdoutData, as: UTF8.self) }
+    /// Everything written to standard error so far, decoded as UTF-8 (invalid bytes replaced).
+    public var stderr: String { String(decoding: errBuffer.withLock { $0 }, as: UTF8.self) }
+}

@@ -1,0 +1,45 @@
+import Foundation
+
+/// Human-readable numbers for the tool's text output (byte sizes, durations, rates, tables).
+public enum Formatting {
+    /// `1234` → `1.2 KB`, using powers of 1,000 (bytes); below 1,000 prints `N B`.
+    public static func bytes(_ count: Int64) -> String {
+        let units = ["B", "KB", "MB", "GB", "TB"]
+        var value = Double(count)
+        var unit = 0
+        while abs(value) >= 1000, unit < units.count - 1 {
+            value /= 1000
+            unit += 1
+        }
+        return unit == 0 ? "\(count) B" : String(format: "%.1f %@", value, units[unit])
+    }
+
+    /// Seconds as `42s`, `3m05s` or `2h03m`; negative or non-finite input prints `--`.
+    public static func duration(_ seconds: TimeInterval) -> String {
+        guard seconds.isFinite, seconds >= 0 else { return "--" }
+        let total = Int(seconds.rounded())
+        if total < 60 { return "\(total)s" }
+        if total < 3600 { return String(format: "%dm%02ds", total / 60, total % 60) }
+        return String(format: "%dh%02dm", total / 3600, (total % 3600) / 60)
+    }
+
+    /// Whole seconds for ages in one-line summaries (`age=3s`); nil prints `-`.
+    public static func age(_ seconds: TimeInterval?) -> String {
+        guard let seconds, seconds.isFinite else { return "-" }
+        return "\(Int(seconds.rounded(.down)))s"
+    }
+
+    /// Pads rows into left-aligned columns separated by two spaces (the last column is not padded).
+    public static func table(_ rows: [[String]]) -> String {
+        guard let width = rows.map(\.count).max(), width > 0 else { return "" }
+        var widths = [Int](repeating: 0, count: width)
+        for row in rows {
+            for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) }
+        }
+        return rows.map { row in
+            row.enumerated().map { i, cell in
+                i == row.count - 1 ? cell : cell + String(repeating: " ", count: widths[i] - cell.count)
+            }.joined(separator: "  ")
+        }.joined(separator: "\n") + "\n"
+    }
+}

@@ -1,0 +1,128 @@
+import Foundation
+import DownloadCache
+import HTTPCacheSemantics
+
+/// `dlcache get <url>`: fetch one URL through the cache, like curl; body to stdout or `-o FILE`.
+public enum GetCommand: Command {
+    /// `get`.
+    public static let name = "get"
+    /// One line for help.
+    public static let abstract = "Fetch a URL through the cache and print its body."
+    /// Extra help text.
+    public static var discussion: String? {
+        """
+        The body goes to stdout (or -o FILE). With --json one JSON object describing the response goes to
+        stdout instead and the body goes to -o FILE or is discarded. Policies: \
+        \(PolicyName.table.map(\.name).joined(separator: ", ")).
+        """
+    }
+    /// The URL.
+    public static var arguments: [ArgumentSpec] { [ArgumentSpec("url", help: "The http:// or https:// URL to fetch.")] }
+    /// Options, in help order.
+    public static var options: [OptionSpec] {
+        CommonOptions.location + [
+            OptionSpec("output", short: "o", .value("file"), help: "Write the body to this file instead of stdout."),
+            OptionSpec("policy", .value("name"), help: "Cache policy (default: use-protocol, RFC 9111)."),
+            OptionSpec("expires-in", .value("seconds"), help: "Keep the response fresh this long, overriding the server."),
+            OptionSpec("sliding", help: "Each hit renews the --expires-in lifetime (sliding expiry)."),
+            OptionSpec("fallback-to-cache", help: "Serve the stored response if the origin cannot be reached."),
+            OptionSpec("ignore-cache-control", help: "Ignore the server's Cache-Control, Pragma and Expires."),
+            OptionSpec("session", help: "Store as a session entry (removed by 'purge --session' and at next open)."),
+            OptionSpec("no-store", help: "Do not write the response to the cache."),
+            OptionSpec("no-read", help: "Do not read from the cache (always ask the origin)."),
+            OptionSpec("pin", help: "Pin the stored entry (never evicted by limits)."),
+            OptionSpec("header", short: "H", .repeated("name: value"), help: "Add a request header (repeatable)."),
+            OptionSpec("request", short: "X", .value("method"), help: "Request method (default: GET)."),
+            OptionSpec("max-time", .value("seconds"), help: "Give up on the origin after this many seconds."),
+            OptionSpec("fail", short: "f", help: "Exit 1 on HTTP status >= 400 and print no body."),
+            OptionSpec("verbose", short: "v", help: "Print a summary line and the decision's reason on stderr."),
+            CommonOptions.json,
+        ]
+    }
+
+    /// Builds the request options from the command line.
+    /// - Throws: ``UsageError`` naming a bad value.
+    static func requestOptions(_ parsed: ParsedArguments) throws(UsageError) -> RequestOptions {
+        var options = RequestOptions()
+        if let name = parsed.value("policy") { options.policy = try PolicyName.policy(named: name) }
+        options.expiresIn = try parsed.seconds("expires-in")
+        options.renewExpiryOnHit = parsed.flag("sliding")
+        if options.renewExpiryOnHit && options.expiresIn == nil {
+            throw UsageError("'--sliding' needs '--expires-in <seconds>'")
+        }
+        options.fallbackToCacheIfLoadFails = parsed.flag("fallback-to-cache")
+        options.ignoreServerCacheControl = parsed.flag("ignore-cache-control")
+        options.storage = parsed.flag("session") ? .session : .permanent
+        options.writeToCache = !parsed.flag("no-store")
+        options.readFromCache = !parsed.flag("no-read")
+        options.pin = parsed.flag("pin")
+        options.timeout = try parsed.seconds("max-time")
+        if let timeout = options.timeout, timeout == 0 {
+            throw UsageError("invalid value '0' for '--max-time': expected a number of seconds > 0")
+        }
+        return options
+    }
+
+    /// Builds the request from the URL, `-X` and `-H`.
+    /// - Throws: ``UsageError`` naming a bad URL, method or header.
+    static func request(_ parsed: ParsedArguments) throws(UsageError) -> CacheRequest {
+        let url = try CacheOpener.url(parsed.positionals[0])
+        let method = (parsed.value("request") ?? "GET").uppercased()
+        let token = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!#$%&'*+-.^_`|~")
+        guard !method.isEmpty, method.allSatisfy({ token.contains($0) }) else {
+            throw UsageError("invalid value '\(parsed.value("request") ?? "")' for '-X': not an HTTP method token")
+        }
+        var headers = HTTPHeaders()
+        for line in parsed.all("header") {
+            guard let colon = line.firstIndex(of: ":"), colon != line.startIndex,
+                  !line[..<colon].contains(where: { $0 == " " || $0 == "\t" }) else {
+                throw UsageError("invalid value '\(line)' for '-H': expected 'Name: value'")
+            }
+            headers.add(String(line[..<colon]), String(line[line.index(after: colon)...]))
+        }
+        return CacheRequest(method: method, url: url, headers: headers)
+    }
+
+    /// Fetches the URL and prints the body, the `-v` line or the JSON object.
+    /// - Throws: ``UsageError`` for bad options, ``CommandFailure`` when nothing usable could be fetched.
+    public static func run(_ parsed: ParsedArguments, context: CommandContext) async throws -> Int32 {
+        let request = try request(parsed)
+        let options = try requestOptions(parsed)
+        let output = parsed.value("output").map { context.environment.fileURL(for: $0) }
+        let cache = try CacheOpener.open(parsed, context: context)
+        let response: CachedResponse
+        do {
+            response = try await cache.response(for: request, options: options)
+        } catch {
+            throw CommandFailure(ResponseDescription.failureMessage(error, url: request.url))
+        }
+        let failed = parsed.flag("fail") && response.status >= 400
+        if parsed.flag("verbose") {
+            context.console.err(ResponseDescription.summaryLine(response))
+        }
+        if parsed.flag("json") {
+            context.console.out(try JSONOutput.line(ResponseDescription.json(response)))
+        }
+        if !failed {
+            if let output {
+                let sink = try BodySink(file: output)
+                defer { sink.close() }
+                try write(response, to: sink)
+            } else if !parsed.flag("json") {
+                try write(response, to: BodySink(console: context.console))
+            }
+        }
+        if failed {
+            throw CommandFailure("HTTP \(response.status) \(response.statusText) from \(response.url.absoluteString) (--fail)")
+        }
+        return 0
+    }
+
+    /// Streams the body (in memory or a file) to `sink`.
+    static func write(_ response: CachedResponse, to sink: BodySink) throws(CommandFailure) {
+        switch response.body {
+        case .data(let data): try sink.write(data)
+        case .file(let url): try sink.copy(from: url)
+        }
+    }
+}

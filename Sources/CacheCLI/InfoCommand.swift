@@ -1,0 +1,75 @@
+import Foundation
+import DownloadCache
+import HTTPCacheSemantics
+
+/// `dlcache info <url>`: explains what is stored for a URL and what the cache would do with it now.
+public enum InfoCommand: Command {
+    /// `info`.
+    public static let name = "info"
+    /// One line for help.
+    public static let abstract = "Explain a stored response: headers, age, freshness, pinning, storage and why."
+    /// The URL.
+    public static var arguments: [ArgumentSpec] { [ArgumentSpec("url", help: "The URL to explain.")] }
+    /// Options.
+    public static var options: [OptionSpec] { CommonOptions.location + [CommonOptions.json] }
+
+    /// The `--json` object of one stored variant.
+    static func json(_ e: CacheEntryDescription) -> [String: Any] {
+        var object = ListCommand.json(e)
+        object["method"] = e.method
+        object["statusText"] = e.statusText
+        object["variant"] = e.key.variant
+        object["freshnessLifetime"] = JSONOutput.seconds(e.freshnessLifetime)
+        object["reason"] = e.reason
+        object["path"] = JSONOutput.orNull(e.bodyFileURL?.path)
+        object["storedAt"] = HTTPDate.format(e.stored.responseTime)
+        object["expiresAt"] = JSONOutput.orNull(e.stored.overrideExpiry.map(HTTPDate.format))
+        object["slidingLifetime"] = JSONOutput.seconds(e.stored.slidingLifetime)
+        object["headers"] = e.stored.response.headers.map { [$0.name, $0.value] }
+        return object
+    }
+
+    /// The text explanation of one stored variant.
+    static func text(_ e: CacheEntryDescription) -> String {
+        var rows: [[String]] = [
+            ["url:", e.method == "GET" ? e.url : "\(e.method) \(e.url)"],
+            ["status:", "\(e.status) \(e.statusText)"],
+        ]
+        if !e.key.variant.isEmpty { rows.append(["variant:", e.key.variant]) }
+        rows += [
+            ["stored:", HTTPDate.format(e.stored.responseTime)],
+            ["age:", "\(Formatting.duration(e.age)) (\(Int(e.age))s)"],
+            ["lifetime:", "\(Formatting.duration(e.freshnessLifetime)) (\(Int(e.freshnessLifetime))s)"
+                + (e.stored.overrideExpiry.map { ", caller's expiry \(HTTPDate.format($0))" } ?? "")
+                + (e.stored.slidingLifetime.map { ", sliding \(Int($0))s" } ?? "")],
+            ["state:", e.isFresh ? "fresh" : "stale"],
+            ["decision:", e.reason],
+            ["pinned:", e.isPinned ? "yes (never evicted by limits or age)" : "no"],
+            ["storage:", e.storageClass == .session
+                ? "session (stored with --session: removed at next open and by 'purge --session')"
+                : "permanent (kept across runs until stale and evicted, or removed)"],
+            ["body:", "\(e.bytes) bytes, " + (e.bodyFileURL.map { "file \($0.path)" } ?? "inline in the index")],
+            ["headers:", ""],
+        ]
+        var text = Formatting.table(rows)
+        for field in e.stored.response.headers { text += "  \(field.name): \(field.value)\n" }
+        return text
+    }
+
+    /// Prints the explanation of every stored variant of the URL.
+    /// - Throws: ``UsageError`` for a bad URL, ``CommandFailure`` when nothing is stored for it.
+    public static func run(_ parsed: ParsedArguments, context: CommandContext) async throws -> Int32 {
+        let url = try CacheOpener.url(parsed.positionals[0])
+        let cache = try CacheOpener.open(parsed, context: context)
+        let entries = cache.entryDescriptions(for: url)
+        guard !entries.isEmpty else {
+            throw CommandFailure("not cached: nothing stored for \(url.absoluteString)")
+        }
+        if parsed.flag("json") {
+            context.console.out(try JSONOutput.line(entries.map(json)))
+        } else {
+            context.console.out(entries.map(text).joined(separator: "\n"), terminator: "")
+        }
+        return 0
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import DownloadCache
+import CacheStore
+
+/// `dlcache purge --expired|--session|--all`: removes a whole class of entries.
+public enum PurgeCommand: Command {
+    /// `purge`.
+    public static let name = "purge"
+    /// One line for help.
+    public static let abstract = "Remove expired (stale, unpinned), session, or all entries."
+    /// No arguments.
+    public static var arguments: [ArgumentSpec] { [] }
+    /// Options.
+    public static var options: [OptionSpec] {
+        CommonOptions.location + [
+            OptionSpec("expired", help: "Remove entries that are stale (RFC 9111) and not pinned."),
+            OptionSpec("session", help: "Remove session entries."),
+            OptionSpec("all", help: "Remove every entry, pinned ones included."),
+            CommonOptions.json,
+        ]
+    }
+
+    /// Purges the selected class.
+    /// - Throws: ``UsageError`` unless exactly one selection is given, ``CommandFailure`` on a storage error.
+    public static func run(_ parsed: ParsedArguments, context: CommandContext) async throws -> Int32 {
+        let chosen = PurgeSelection.allCases.filter { parsed.flag($0.rawValue) }
+        guard chosen.count == 1, let selection = chosen.first else {
+            throw UsageError("purge needs exactly one of --expired, --session, --all")
+        }
+        let cache = try CacheOpener.open(parsed, context: context)
+        let removed: Int
+        do { removed = try cache.purge(selection) } catch {
+            throw CommandFailure("storage error: purge --\(selection.rawValue) failed: \(error)")
+        }
+        if parsed.flag("json") {
+            context.console.out(try JSONOutput.line(["purged": removed, "selection": selection.rawValue] as [String: Any]))
+        } else {
+            context.console.out("purged \(removed) \(removed == 1 ? "entry" : "entries") (--\(selection.rawValue))")
+        }
+        return 0
+    }
+}
+
+/// `dlcache verify [--repair]`: checks every body's checksum and the index against the files.
+public enum VerifyCommand: Command {
+    /// `verify`.
+    public static let name = "verify"
+    /// One line for help.
+    public static let abstract = "Check every body's checksum and the index against the files."
+    /// No arguments.
+    public static var arguments: [ArgumentSpec] { [] }
+    /// Options.
+    public static var options: [OptionSpec] {
+        CommonOptions.location + [
+            OptionSpec("repair", help: "Fix what is wrong (drop bad entries, delete orphan files)."),
+            CommonOptions.json,
+        ]
+    }
+
+    /// Verifies (and maybe repairs) the store; exits 1 when problems remain.
+    /// - Throws: ``UsageError`` for a bad location, ``CommandFailure`` when the store cannot open.
+    public static func run(_ parsed: ParsedArguments, context: CommandContext) async throws -> Int32 {
+        let cache = try CacheOpener.open(parsed, context: context)
+        let repair = parsed.flag("repair")
+        // Names first: a repair may delete the rows whose metadata holds the URL.
+        var urls: [StoreKey: String] = [:]
+        for info in cache.store.allEntries() {
+            if let meta = StoredEntryMetadata.decode(info.metadata) { urls[info.key] = meta.url }
+        }
+        let report = cache.store.verify(repair: repair)
+        let problems = report.problems.map { problem -> (url: String?, kind: String, detail: String) in
+            let url = problem.key.flatMap { urls[$0] ?? $0.primary }
+            return (url, problem.kind, problem.detail)
+        }
+        let fixed = repair && report.repaired >= problems.count
+        if parsed.flag("json") {
+            let object: [String: Any] = [
+                "checked": report.checked,
+                "ok": report.ok,
+                "problems": problems.map { ["url": JSONOutput.orNull($0.url), "kind": $0.kind, "detail": $0.detail] },
+                "repaired": report.repaired,
+            ]
+            context.console.out(try JSONOutput.line(object))
+        } else {
+            for p in problems { context.console.out("\(p.kind): \(p.url ?? "-"): \(p.detail)") }
+            let verdict = report.ok ? "ok" : "\(problems.count) problem\(problems.count == 1 ? "" : "s")"
+            context.console.out("checked \(report.checked) entries: \(verdict)"
+                + (repair ? ", repaired \(report.repaired)" : ""))
+        }
+        return report.ok || fixed ? 0 : 1
+    }
+}

@@ -1,0 +1,69 @@
+import Foundation
+import DownloadCache
+import HTTPCacheSemantics
+
+/// How `get` describes a response: the `-v` summary line, the `--json` object, and failure messages.
+enum ResponseDescription {
+    /// `HIT`, `MISS`, `REVALIDATED` or `STALE` for a response source.
+    static func label(_ source: ResponseSource) -> String {
+        switch source {
+        case .cache: return "HIT"
+        case .network: return "MISS"
+        case .revalidated: return "REVALIDATED"
+        case .stale: return "STALE"
+        }
+    }
+
+    /// One line for `-v`, e.g. `HIT fresh age=3s 1234 bytes status=200; fresh: age 3s < lifetime 60s`.
+    static func summaryLine(_ response: CachedResponse) -> String {
+        let state = response.isFresh ? "fresh" : "stale"
+        return "\(label(response.source)) \(state) age=\(Formatting.age(response.age)) \(response.bodySize) bytes "
+            + "status=\(response.status); \(response.reason)"
+    }
+
+    /// The `--json` object: url, status, source, bytes, path, age, fresh, reason, headers (+ statusText, fromCache).
+    static func json(_ response: CachedResponse) -> [String: Any] {
+        [
+            "url": response.url.absoluteString,
+            "status": response.status,
+            "statusText": response.statusText,
+            "source": response.source.rawValue,
+            "fromCache": response.isFromCache,
+            "bytes": response.bodySize,
+            "path": JSONOutput.orNull(response.storedBodyURL?.path),
+            "age": JSONOutput.seconds(response.age),
+            "fresh": response.isFresh,
+            "reason": response.reason,
+            "headers": response.headers.map { [$0.name, $0.value] },
+        ]
+    }
+
+    /// The one-line message for a failed fetch, saying which failure it was.
+    static func failureMessage(_ error: any Error, url: URL) -> String {
+        let target = url.absoluteString
+        guard let error = error as? DownloadError else { return "cannot get \(target): \(error)" }
+        let detail = error.detail
+        switch error.code {
+        case .connectionFailed:
+            return "network error: cannot connect to the origin for \(target) and nothing usable is cached (\(detail))"
+        case .timedOut:
+            return "network error: timed out fetching \(target) and nothing usable is cached (\(detail))"
+        case .truncated:
+            return "network error: the body of \(target) arrived truncated; nothing stored (\(detail))"
+        case .notCached:
+            return "not cached: \(target) has no usable stored response and the policy forbids loading (\(detail))"
+        case .storage:
+            return "storage error for \(target): \(detail)"
+        case .invalidURL:
+            return "invalid URL '\(target)': \(detail)"
+        case .http(let status):
+            return "HTTP error \(status) for \(target): \(detail)"
+        case .tooManyRedirects:
+            return "too many redirects from \(target) (\(detail))"
+        case .cancelled:
+            return "cancelled: \(target) (\(detail))"
+        case .other:
+            return "cannot get \(target): \(detail)"
+        }
+    }
+}

@@ -1,0 +1,49 @@
+import Foundation
+import DownloadCache
+import CacheStore
+
+/// `dlcache stats`: entry count, bytes on disk and in memory, hits and misses.
+public enum StatsCommand: Command {
+    /// `stats`.
+    public static let name = "stats"
+    /// One line for help.
+    public static let abstract = "Show the cache's size and hit counters."
+    /// No arguments.
+    public static var arguments: [ArgumentSpec] { [] }
+    /// Options.
+    public static var options: [OptionSpec] { CommonOptions.location + [CommonOptions.json] }
+
+    /// Prints the statistics.
+    /// - Throws: ``UsageError`` for a bad location, ``CommandFailure`` when the store cannot open.
+    public static func run(_ parsed: ParsedArguments, context: CommandContext) async throws -> Int32 {
+        let cache = try CacheOpener.open(parsed, context: context)
+        let stats = cache.store.statistics
+        let hits = stats.memoryHits + stats.diskHits
+        let misses = stats.diskMisses
+        let pinned = cache.store.allEntries().filter(\.isPinned).count
+        if parsed.flag("json") {
+            let object: [String: Any] = [
+                "entries": stats.entries,
+                "bytes": stats.diskBytes,
+                "memoryBytes": stats.memoryBytes,
+                "memoryEntries": stats.memoryEntries,
+                "hits": hits,
+                "misses": misses,
+                "pinned": pinned,
+                "directory": cache.store.directoryURL.path,
+            ]
+            context.console.out(try JSONOutput.line(object))
+            return 0
+        }
+        let rows = [
+            ["directory:", cache.store.directoryURL.path],
+            ["entries:", "\(stats.entries) (\(pinned) pinned)"],
+            ["on disk:", "\(Formatting.bytes(stats.diskBytes)) (\(stats.diskBytes) bytes)"],
+            ["in memory:", "\(Formatting.bytes(Int64(stats.memoryBytes))) in \(stats.memoryEntries) entries"],
+            ["hits:", "\(hits) (\(stats.memoryHits) memory, \(stats.diskHits) disk)"],
+            ["misses:", "\(misses)"],
+        ]
+        context.console.out(Formatting.table(rows), terminator: "")
+        return 0
+    }
+}
