@@ -64,6 +64,12 @@ extension CacheStore {
         guard writer.storeID == ObjectIdentifier(self) else {
             throw CacheStoreError(.invalidArgument, "body writer belongs to another CacheStore")
         }
+        do {
+            try fault("tmp-written")
+        } catch {
+            cleanUp { writer.abort() }
+            throw error
+        }
         let (size, crc) = try writer.finish()
         let now = configuration.now()
         let info = EntryInfo(key: key, metadata: metadata, bodySize: size, checksum: crc,
@@ -135,8 +141,13 @@ extension CacheStore {
             throw error
         }
         if let memoryEntry { memory.insert(memoryEntry) } else { memory.remove(key) }
-        do {
-            try fault("index-committed")
+        do throws(CacheStoreError) {
+            do {
+                try fault("index-committed")
+            } catch {
+                if let oldBlob, oldBlob != newBlob { cleanUp { BlobFiles.remove(files.blobPath(oldBlob)) } }
+                throw error
+            }
             if let oldBlob, oldBlob != newBlob { BlobFiles.remove(files.blobPath(oldBlob)) }
             try fault("old-blob-removed")
         } catch {

@@ -56,7 +56,8 @@ public final class CacheStore: Sendable {
             for (key, time) in dirty { index.pendingTouches[key] = max(index.pendingTouches[key] ?? 0, time) }
             _ = try? index.db.transaction { () throws(CacheStoreError) in try index.flushTouches() }
         }
-        unlink(sessionMarker)
+        // A fault-injection test simulating a dead process leaves its marker, as a killed process would.
+        if !(configuration.faultSkipsCleanup && configuration.faultInjection != nil) { unlink(sessionMarker) }
         close(lockFD)
     }
 

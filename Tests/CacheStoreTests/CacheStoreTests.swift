@@ -26,3 +26,115 @@ import Testing
         #expect(bytesOnDisk(reopened) == Int64(size))
     }
 }
+
+@Suite struct CacheStoreBasicsTests {
+    @Test func variantsAreSeparateEntriesOfOnePrimaryKey() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let store = try CacheStore(configuration: testConfiguration(dir))
+        let gzip = StoreKey(primary: "GET /a", variant: "accept-encoding=gzip")
+        let plain = StoreKey(primary: "GET /a", variant: "accept-encoding=identity")
+        try store.store(bytes(100, seed: 1), metadata: Data("g".utf8), for: gzip)
+        try store.store(bytes(20_000, seed: 2), metadata: Data("p".utf8), for: plain)
+        try store.store(bytes(10, seed: 3), metadata: Data(), for: StoreKey(primary: "GET /b"))
+        #expect(store.variants(forPrimaryKey: "GET /a").map(\.key) == [gzip, plain])
+        #expect(store.entry(for: gzip)?.body == bytes(100, seed: 1))
+        #expect(store.entry(for: plain)?.body == bytes(20_000, seed: 2))
+        try store.removeAll(forPrimaryKey: "GET /a")
+        #expect(store.variants(forPrimaryKey: "GET /a").isEmpty)
+        #expect(store.entry(for: plain) == nil)
+        #expect(store.allEntries().map(\.key) == [StoreKey(primary: "GET /b")])
+        #expect(store.statistics.entries == 1)
+        #expect(store.statistics.diskBytes == 10)
+        #expect(bytesOnDisk(store) == 10)
+    }
+
+    @Test func overwriteGetsANewBlobAndFreesTheOldOne() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let store = try CacheStore(configuration: testConfiguration(dir))
+        let key = StoreKey(primary: "k")
+        try store.store(bytes(50_000, seed: 1), metadata: Data(), for: key)
+        let first = try #require(store.bodyFileURL(for: key))
+        try store.store(bytes(60_000, seed: 2), metadata: Data(), for: key)
+        let second = try #require(store.bodyFileURL(for: key))
+        #expect(first != second)
+        #expect(!FileManager.default.fileExists(atPath: first.path))
+        #expect(store.entry(for: key)?.body == bytes(60_000, seed: 2))
+        // Replaced by an inline body: the blob goes too.
+        try store.store(bytes(10, seed: 3), metadata: Data(), for: key)
+        #expect(store.bodyFileURL(for: key) == nil)
+        #expect(!FileManager.default.fileExists(atPath: second.path))
+        #expect(store.statistics.diskBytes == 10)
+        #expect(store.statistics.entries == 1)
+        #expect(bytesOnDisk(store) == 10)
+    }
+
+    @Test func metadataUpdateKeepsTheBody() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let clock = TestClock()
+        let store = try CacheStore(configuration: testConfiguration(dir, clock: clock))
+        let key = StoreKey(primary: "k")
+        try store.store(bytes(30_000), metadata: Data("v1".utf8), for: key)
+        let blob = store.bodyFileURL(for: key)
+        _ = store.entry(for: key)  // now in memory: the update must reach the memory copy too
+        clock.advance(10)
+        try store.updateMetadata(Data("v2".utf8), for: key)
+        #expect(store.entry(for: key)?.info.metadata == Data("v2".utf8))
+        #expect(store.bodyFileURL(for: key) == blob)
+        #expect(store.info(for: key)?.lastAccessedAt == clock.now)
+        let reopened = try CacheStore(configuration: testConfiguration(dir, clock: clock))
+        #expect(reopened.entry(for: key)?.info.metadata == Data("v2".utf8))
+        #expect(reopened.entry(for: key)?.body == bytes(30_000))
+        #expect(throws: CacheStoreError.self) { try store.updateMetadata(Data(), for: StoreKey(primary: "absent")) }
+    }
+
+    @Test func missesAndHitsAreCountedPerTier() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let store = try CacheStore(configuration: testConfiguration(dir))
+        let key = StoreKey(primary: "k")
+        #expect(store.entry(for: key) == nil)
+        try store.store(bytes(100), metadata: Data(), for: key)
+        #expect(store.entry(for: key) != nil)  // memory (write-through)
+        let stats = store.statistics
+        #expect(stats.memoryHits == 1)
+        #expect(stats.memoryMisses == 1)
+        #expect(stats.diskMisses == 1)
+        #expect(stats.diskHits == 0)
+        #expect(stats.memoryEntries == 1)
+        #expect(stats.memoryBytes == 100)
+    }
+
+    @Test func infoAndAccessTimesFollowTheClock() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let clock = TestClock()
+        var config = testConfiguration(dir, clock: clock)
+        config.maxMemoryBytes = 0
+        let store = try CacheStore(configuration: config)
+        let key = StoreKey(primary: "k")
+        let stored = try store.store(bytes(10), metadata: Data("m".utf8), for: key, storageClass: .session, pinned: true)
+        #expect(stored.createdAt == clock.now)
+        clock.advance(60)
+        let read = try #require(store.entry(for: key))
+        #expect(read.info.lastAccessedAt == clock.now)
+        #expect(read.info.createdAt == stored.createdAt)
+        #expect(read.info.isPinned)
+        #expect(read.info.storageClass == .session)
+        #expect(store.info(for: key)?.metadata == Data("m".utf8))
+    }
+
+    @Test func removeAllEmptiesTheNamespace() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let store = try CacheStore(configuration: testConfiguration(dir))
+        for i in 0..<5 { try store.store(bytes(i * 10_000), metadata: Data(), for: StoreKey(primary: "\(i)"), pinned: i == 2) }
+        try store.removeAll()
+        #expect(store.allEntries().isEmpty)
+        #expect(store.statistics.diskBytes == 0)
+        #expect(bytesOnDisk(store) == 0)
+        #expect(store.entry(for: StoreKey(primary: "2")) == nil)
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+import Testing
+@testable import CacheStore
+
+@Suite struct CacheStoreVerifyTests {
+    enum Damage: String, CaseIterable, Sendable { case flip, truncate, extend, delete }
+
+    func damage(_ url: URL, _ kind: Damage) throws {
+        var data = try Data(contentsOf: url)
+        switch kind {
+        case .flip: data[data.count / 2] ^= 0x01
+        case .truncate: data = data.prefix(data.count - 1)
+        case .extend: data.append(0)
+        case .delete:
+            try FileManager.default.removeItem(at: url)
+            return
+        }
+        try data.write(to: url)
+    }
+
+    @Test(arguments: Damage.allCases)
+    func aDamagedBodyFileIsAMissAndTheEntryIsRemoved(kind: Damage) throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let log = LogSink()
+        var config = testConfiguration(dir, log: log)
+        config.maxMemoryBytes = 0
+        let store = try CacheStore(configuration: config)
+        let key = StoreKey(primary: "k")
+        try store.store(bytes(40_000), metadata: Data(), for: key)
+        let url = try #require(store.bodyFileURL(for: key))
+        try damage(url, kind)
+        #expect(store.entry(for: key) == nil)
+        #expect(store.info(for: key) == nil)
+        #expect(!FileManager.default.fileExists(atPath: url.path))
+        #expect(store.statistics.diskMisses == 1)
+        #expect(store.statistics.diskBytes == 0)
+        #expect(log.lines.contains { $0.contains("dropping unreadable entry") })
+    }
+
+    @Test func aDamagedInlineBodyIsAMiss() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        var config = testConfiguration(dir)
+        config.maxMemoryBytes = 0
+        let store = try CacheStore(configuration: config)
+        let key = StoreKey(primary: "k")
+        try store.store(bytes(100), metadata: Data(), for: key)
+        try store.withIndex { (index: StoreIndex) throws(CacheStoreError) in
+            try index.db.execute("UPDATE entries SET inline_body = zeroblob(100)")
+        }
+        #expect(store.entry(for: key) == nil)
+        #expect(store.allEntries().isEmpty)
+    }
+
+    @Test func verifyReportsAndRepairsEveryKindOfProblem() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let store = try CacheStore(configuration: testConfiguration(dir))
+        for i in 0..<6 { try store.store(bytes(20_000, seed: UInt8(i)), metadata: Data(), for: StoreKey(primary: "\(i)")) }
+        try store.store(bytes(10), metadata: Data(), for: StoreKey(primary: "inline"))
+        try damage(try #require(store.bodyFileURL(for: StoreKey(primary: "1"))), .flip)
+        try damage(try #require(store.bodyFileURL(for: StoreKey(primary: "2"))), .truncate)
+        try damage(try #require(store.bodyFileURL(for: StoreKey(primary: "3"))), .delete)
+        let orphan = store.directoryURL.appendingPathComponent("blobs/00000000000000000000000000000000")
+        try bytes(10).write(to: orphan)
+        // Backdate the orphan: repair spares orphans younger than a minute (a concurrent commit's blob).
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -3600)], ofItemAtPath: orphan.path)
+
+        let report = store.verify(repair: false)
+        #expect(report.checked == 7)
+        #expect(!report.ok)
+        let kinds = Dictionary(grouping: report.problems, by: \.kind).mapValues(\.count)
+        #expect(kinds == ["checksum": 1, "size": 1, "missing-body": 1, "orphan-body": 1])
+        #expect(report.problems.first { $0.kind == "checksum" }?.key == StoreKey(primary: "1"))
+        #expect(report.repaired == 0)
+
+        let repaired = store.verify(repair: true)
+        #expect(repaired.repaired == 4)
+        #expect(!FileManager.default.fileExists(atPath: orphan.path))
+        let after = store.verify(repair: false)
+        #expect(after.ok, "\(after.problems)")
+        #expect(after.checked == 4)
+        #expect(store.statistics.diskBytes == bytesOnDisk(store))
+    }
+
+    @Test func verifyFindsDriftedTotals() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let store = try CacheStore(configuration: testConfiguration(dir))
+        try store.store(bytes(10), metadata: Data(), for: StoreKey(primary: "a"))
+        try store.withIndex { (index: StoreIndex) throws(CacheStoreError) in
+            try index.db.execute("UPDATE totals SET bytes = 12345")
+        }
+        #expect(store.verify(repair: false).problems.map(\.kind) == ["accounting"])
+        #expect(store.verify(repair: true).repaired == 1)
+        #expect(store.statistics.diskBytes == 10)
+    }
+}
