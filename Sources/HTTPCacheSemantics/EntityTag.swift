@@ -56,11 +56,32 @@ public struct EntityTag: Sendable, Hashable, CustomStringConvertible {
         return (tags, false)
     }
 
-    /// The response's `ETag` (RFC 9110 §8.8.3): the first line that parses, or `nil`.
+    /// The response's `ETag` (RFC 9110 §8.8.3): the first line that parses, else the first that parses
+    /// leniently (see ``init(lenient:)``), or `nil`.
     public static func of(_ headers: HTTPHeaders) -> EntityTag? {
-        for value in headers.values(for: "ETag") {
+        let values = headers.values(for: "ETag")
+        for value in values {
             if let tag = EntityTag(parsing: value) { return tag }
         }
+        for value in values {
+            if let tag = EntityTag(lenient: value) { return tag }
+        }
         return nil
+    }
+
+    /// Parses an entity tag, also accepting the unquoted tags real servers send (`ETag: fc8dc7b8…`,
+    /// `W/000073974-17EC`): the text after an optional `W/` becomes the opaque part. `nil` when empty or when it
+    /// contains a double quote, whitespace or a comma (those are not one tag).
+    public init?(lenient text: String) {
+        if let strict = EntityTag(parsing: text) {
+            self = strict
+            return
+        }
+        let trimmed = HTTPHeaders.trimOWS(text)
+        let weak = trimmed.hasPrefix("W/")
+        let opaque = weak ? String(trimmed.dropFirst(2)) : trimmed
+        guard !opaque.isEmpty,
+              opaque.unicodeScalars.allSatisfy({ $0 != "\"" && $0 != "," && $0.value > 0x20 && $0.value != 0x7F }) else { return nil }
+        self.init(opaque: opaque, weak: weak)
     }
 }

@@ -78,7 +78,8 @@ public enum HTTPDate {
         let weekday = weekdayNames[Int(parts.tm_wday) % 7]
         let month = monthNames[Int(parts.tm_mon) % 12]
         let year = Int(parts.tm_year) + 1900
-        return "\(weekday), \(pad(Int(parts.tm_mday))) \(month) \(year) "
+        let yearText = year >= 1000 ? "\(year)" : String(repeating: "0", count: 4 - "\(max(0, year))".count) + "\(max(0, year))"
+        return "\(weekday), \(pad(Int(parts.tm_mday))) \(month) \(yearText) "
             + "\(pad(Int(parts.tm_hour))):\(pad(Int(parts.tm_min))):\(pad(Int(parts.tm_sec))) GMT"
     }
 

@@ -29,10 +29,26 @@ import Testing
         #expect(x.weakMatches(y) == weak)
     }
 
+    @Test(arguments: [
+        ("fc8dc7b81dbc12d24165d521ae29fd1c", "fc8dc7b81dbc12d24165d521ae29fd1c", false),
+        ("W/000073974-17EC3303DED", "000073974-17EC3303DED", true), ("\"q\"", "q", false),
+    ])
+    func lenient(text: String, opaque: String, weak: Bool) {
+        let tag = EntityTag(lenient: text)
+        #expect(tag?.opaque == opaque && tag?.isWeak == weak)
+        #expect(EntityTag.of([("ETag", text)]) == tag)
+    }
+
+    @Test(arguments: ["", "W/", "a b", "a,b", "\"a"])
+    func lenientStillRejects(text: String) {
+        #expect(EntityTag(lenient: text) == nil)
+    }
+
     @Test func lists() {
         let parsed = EntityTag.parseList("\"a,b\", W/\"c\", junk, \"d\"")
         #expect(parsed.tags.map(\.opaque) == ["a,b", "c", "d"] && !parsed.any)
         #expect(EntityTag.parseList(" * ").any)
         #expect(EntityTag.of([("ETag", "bogus"), ("etag", "\"ok\"")]) == EntityTag(opaque: "ok"))
+        #expect(EntityTag.of([("ETag", "bo gus")]) == nil)
     }
 }

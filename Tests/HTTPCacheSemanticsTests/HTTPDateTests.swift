@@ -48,6 +48,9 @@ import Testing
         #expect(HTTPDate.format(Date(timeIntervalSince1970: Self.example)) == "Sun, 06 Nov 1994 08:49:37 GMT")
         #expect(HTTPDate.format(Date(timeIntervalSince1970: Self.example + 0.9)) == "Sun, 06 Nov 1994 08:49:37 GMT")
         #expect(HTTPDate.format(Date(timeIntervalSince1970: 0)) == "Thu, 01 Jan 1970 00:00:00 GMT")
+        let early = HTTPDate.parse("Mon, 01 Jan 0099 00:00:00 GMT")
+        #expect(early.map(HTTPDate.format)?.hasSuffix(", 01 Jan 0099 00:00:00 GMT") == true)  // year padded to 4 digits
+        #expect(early.flatMap { HTTPDate.parse(HTTPDate.format($0)) } == early)
     }
 
     @Test func roundTripsOverManyInstants() {

@@ -48,6 +48,7 @@ import Testing
         ([[]], [], [0]),
         ([[], []], [], []),
         ([["ETag: \"a\""]], [], []),
+        ([["ETag: abc"], ["ETag: abd"]], ["ETag: abc"], [0]),  // unquoted tags (60 of the real-world ones) still select
     ] as [([[String]], [String], [Int])])
     func selection(candidates: [[String]], notModified: [String], expected: [Int]) {
         let stored = candidates.enumerated().map { index, lines in

@@ -1,0 +1,97 @@
+import Foundation
+import Testing
+@testable import HTTPCacheSemantics
+
+/// Property tests: random header bytes (seeded, bounded) never crash the parsers or decisions, and every
+/// result is deterministic. Covers RFC 9110 §5.6 grammar robustness and RFC 9111 "bad input becomes a meaning".
+@Suite struct FuzzTests {
+    /// SplitMix64: a tiny deterministic generator so every run feeds the same inputs.
+    struct SeededRandom: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    static let vocabulary = [
+        "max-age", "s-maxage", "no-cache", "no-store", "private", "public", "must-revalidate", "immutable",
+        "stale-while-revalidate", "stale-if-error", "max-stale", "min-fresh", "only-if-cached", "must-understand",
+        "=", ",", " ", "\t", "\"", "\\", "0", "60", "-1", "99999999999999999999", "W/", "*", "GMT", "Sun", "Nov",
+        "06", "1994", "08:49:37", "-", ":", ";", "\u{0}", "\u{7F}", "é", "\r\n", "Set-Cookie",
+    ]
+
+    /// A random value: half raw bytes (possibly invalid UTF-8), half vocabulary words.
+    static func randomValue(_ rng: inout SeededRandom) -> String {
+        let length = Int.random(in: 0...24, using: &rng)
+        if Bool.random(using: &rng) {
+            let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        return (0..<length).map { _ in vocabulary.randomElement(using: &rng) ?? "" }.joined()
+    }
+
+    static let names = ["Cache-Control", "Expires", "Date", "Last-Modified", "Age", "ETag", "Vary", "Pragma",
+                        "Connection", "Content-Length", "Location", "Accept", "X-Junk"]
+
+    static func randomHeaders(_ rng: inout SeededRandom) -> HTTPHeaders {
+        var headers = HTTPHeaders()
+        for _ in 0..<Int.random(in: 0...6, using: &rng) {
+            headers.add(names.randomElement(using: &rng) ?? "X", randomValue(&rng))
+        }
+        return headers
+    }
+
+    @Test func parsersNeverCrashAndAreDeterministic() {
+        var rng = SeededRandom(state: 0xC0FFEE)
+        for _ in 0..<4000 {
+            let value = Self.randomValue(&rng)
+            #expect(CacheControl(parsing: value) == CacheControl(parsing: value))
+            #expect(HTTPDate.parse(value) == HTTPDate.parse(value))
+            if let date = HTTPDate.parse(value) { #expect(HTTPDate.parse(HTTPDate.format(date)) == date.addingTimeInterval(0)) }
+            #expect(EntityTag(parsing: value) == EntityTag(parsing: value))
+            if let tag = EntityTag(parsing: value) { #expect(EntityTag(parsing: tag.description) == tag) }
+            #expect(EntityTag.parseList(value).tags == EntityTag.parseList(value).tags)
+            let members = HeaderSyntax.listMembers(value)
+            #expect(members == HeaderSyntax.listMembers(value))
+            #expect(members.allSatisfy { !$0.isEmpty })
+            if let seconds = HeaderSyntax.deltaSeconds(value) { #expect(seconds >= 0 && seconds <= HeaderSyntax.deltaSecondsCeiling) }
+        }
+    }
+
+    @Test func decisionsNeverCrashAndAreDeterministic() throws {
+        var rng = SeededRandom(state: 42)
+        let url = try #require(URL(string: "https://example.com/f"))
+        for _ in 0..<1500 {
+            let request = CacheRequest(method: Bool.random(using: &rng) ? "GET" : "POST", url: url, headers: Self.randomHeaders(&rng))
+            let response = CacheResponse(status: [200, 206, 302, 304, 404, 500, 299, 999].randomElement(using: &rng) ?? 200,
+                                         headers: Self.randomHeaders(&rng))
+            let mode: CacheMode = Bool.random(using: &rng) ? .private : .shared
+            let storability = RFC9111.storability(request: request, response: response, mode: mode)
+            #expect(storability == RFC9111.storability(request: request, response: response, mode: mode))
+            let received = Fixture.at(Double(Int.random(in: -1000...1000, using: &rng)))
+            let stored = RFC9111.makeStoredResponse(request: request, response: response, requestTime: received, responseTime: received)
+            let now = received.addingTimeInterval(Double(Int.random(in: -100...100_000, using: &rng)))
+            let policy = CachePolicy.allCases.randomElement(using: &rng) ?? .useProtocolCachePolicy
+            let options = EvaluationOptions(mode: mode, policy: policy)
+            let lifetime = RFC9111.freshnessLifetime(stored, options: options)
+            #expect(lifetime >= 0 && lifetime.isFinite)
+            #expect(RFC9111.currentAge(stored, now: now) >= 0)
+            let decision = RFC9111.evaluate(request: request, stored: stored, now: now, options: options)
+            #expect(decision == RFC9111.evaluate(request: request, stored: stored, now: now, options: options))
+            #expect(!decision.reason.isEmpty)
+            let error = RFC9111.errorDecision(stored: stored, request: request, now: now, options: options, status: nil)
+            #expect(!error.reason.isEmpty)
+            let notModified = CacheResponse(status: 304, headers: Self.randomHeaders(&rng))
+            let freshened = RFC9111.freshen(stored, with: notModified, requestTime: now, responseTime: now)
+            #expect(freshened == RFC9111.freshen(stored, with: notModified, requestTime: now, responseTime: now))
+            #expect(RFC9111.selectForFreshening([stored, freshened], notModified: notModified).allSatisfy { $0 == 0 || $0 == 1 })
+            #expect(RFC9111.responseHeadersForServing(stored, now: now).values(for: "Age").count == 1)
+            _ = RFC9111.invalidatedKeys(request: request, response: response)
+            #expect(RFC9111.matches(stored: stored, request: request) == (RFC9111.secondaryKey(vary: response.headers, request: request.headers) != nil))
+        }
+    }
+}
