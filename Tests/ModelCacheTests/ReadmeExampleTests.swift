@@ -77,4 +77,18 @@ struct ReadmeExampleTests {
         let updated = try makeArticleCache(directory: directory, userID: "u1", appVersion: "2.0")
         #expect(updated.value(forKey: "articles", as: [Article].self) == nil)
     }
+
+    @Test("README.md's \"Model cache\" snippet is this file's README block, verbatim")
+    func readmeMatches() throws {
+        let thisFile = URL(fileURLWithPath: #filePath)
+        let root = thisFile.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        let source = try String(contentsOf: thisFile, encoding: .utf8)
+        let begin = try #require(source.range(of: "// BEGIN README\n"))
+        let end = try #require(source.range(of: "// END README\n", range: begin.upperBound..<source.endIndex))
+        let snippet = String(source[begin.upperBound..<end.lowerBound])
+        #expect(snippet.contains("cache.values(forKey:"))
+        #expect(readme.contains("## Model cache"))
+        #expect(readme.contains("```swift\nimport ModelCache\n\n" + snippet + "```"))
+    }
 }
