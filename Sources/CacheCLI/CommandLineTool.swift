@@ -26,7 +26,7 @@ public enum CommandLineTool {
         [
             GetCommand.self, PrefetchCommand.self, ListCommand.self, InfoCommand.self, StatsCommand.self,
             RemoveCommand.self, PinCommand.self, UnpinCommand.self, PurgeCommand.self, VerifyCommand.self,
-            HelpCommand.self,
+            DriverCommand.self, HelpCommand.self,
         ]
     }
 

@@ -1,0 +1,75 @@
+import Foundation
+import DownloadCache
+import HTTPCacheSemantics
+
+/// `dlcache driver`: a JSON-lines request interface on stdin/stdout, so any program (and an external HTTP
+/// caching conformance suite) can fetch through the cache without linking Swift (issue 6).
+///
+/// Each stdin line is one request, each stdout line one answer (see ``DriverRequest`` and ``DriverResponse``);
+/// requests run concurrently and are answered in completion order. When stdin closes the command waits for
+/// every in-flight request, answers it, and exits 0.
+public enum DriverCommand: Command {
+    /// `driver`.
+    public static let name = "driver"
+    /// One line for help.
+    public static let abstract = "Answer JSON-lines requests from stdin through the cache (conformance driver)."
+    /// The line formats, as help paragraphs.
+    public static var discussion: String? {
+        """
+        Reads one JSON request per stdin line: {"id": <string|number>, "method": "GET", "url": "http://...", \
+        "headers": [["Name", "value"], ...], "body": <string|null>} (method defaults to GET, headers to none, \
+        body to null). Writes one JSON answer per stdout line: {"id": <same>, "status": 200, "statusText": "OK", \
+        "headers": [["Name", "value"], ...], "body": "<text>"} or {"id": <same or null>, "error": "<what failed>"}. \
+        Requests run concurrently; answers come in completion order, matched by id. Every request uses the \
+        cache's default policy (use-protocol, RFC 9111); redirects are returned, not followed. Response bodies \
+        are decoded as UTF-8, each invalid byte replaced by U+FFFD. Hop-by-hop headers and those named in \
+        Connection are dropped. Blank lines are ignored; a malformed line gets an error line. When stdin closes, \
+        in-flight requests are answered, then the command exits 0.
+        """
+    }
+    /// No positional arguments.
+    public static var arguments: [ArgumentSpec] { [] }
+    /// `--cache-dir`, `--namespace`, `--mode`.
+    public static var options: [OptionSpec] {
+        CommonOptions.location + [
+            OptionSpec("mode", .value("private|shared"),
+                       help: "RFC 9111 cache semantics: private (default) or shared (s-maxage, private, Authorization)."),
+        ]
+    }
+
+    /// The cache mode named by `--mode`, default `.private`.
+    /// - Throws: ``UsageError`` for any other value than `private` or `shared`.
+    static func mode(_ parsed: ParsedArguments) throws(UsageError) -> CacheMode {
+        switch parsed.value("mode") {
+        case nil, "private"?: return .private
+        case "shared"?: return .shared
+        case let other?: throw UsageError("invalid value '\(other)' for '--mode': expected private or shared")
+        }
+    }
+
+    /// Opens the cache at `location` with RFC 9111 `mode`; storage problems the cache logs go to stderr.
+    /// - Throws: ``CommandFailure`` ("storage error: ...") when the store cannot be opened at all.
+    static func openCache(_ location: CacheLocation, mode: CacheMode, console: Console) throws(CommandFailure) -> DownloadCache {
+        var configuration = DownloadCache.Configuration(directory: location.directory, namespace: location.namespace)
+        configuration.mode = mode
+        configuration.log = { message in console.err("dlcache: \(message)") }
+        do {
+            return try DownloadCache(configuration: configuration)
+        } catch {
+            throw CommandFailure("storage error: cannot open cache '\(location.directory.path)' namespace '\(location.namespace)': \(error)")
+        }
+    }
+
+    /// Serves the process's standard input (read line by line as it arrives) until it closes; answers go to
+    /// the console's stdout.
+    /// - Throws: ``UsageError`` for a bad `--mode`, `--namespace` or cache location, ``CommandFailure`` when the
+    ///   cache cannot be opened.
+    public static func run(_ parsed: ParsedArguments, context: CommandContext) async throws -> Int32 {
+        let mode = try mode(parsed)
+        let location = try CacheLocation.resolve(parsed, environment: context.environment)
+        let cache = try openCache(location, mode: mode, console: context.console)
+        let session = DriverSession(cache: cache, write: context.console.writeOut)
+        await session.serve(DriverLineReader.lines(fd: 0))
+        return 0
+    }
+}

@@ -1,0 +1,200 @@
+import Foundation
+import HTTPCacheSemantics
+
+/// The `id` of a driver request line, echoed unchanged in its answer: a JSON string or a JSON number.
+///
+/// Integers that fit in 64 bits are kept exactly; other numbers are kept as `Double`.
+public enum DriverID: Sendable, Hashable, Encodable, CustomStringConvertible {
+    /// A string id, e.g. `"r1"`.
+    case string(String)
+    /// An integral number id, e.g. `7`.
+    case integer(Int64)
+    /// A non-integral (or too large) number id, e.g. `1.5`.
+    case number(Double)
+
+    /// Encodes the id as the JSON string or number it was read from.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .string(let text): try container.encode(text)
+        case .integer(let value): try container.encode(value)
+        case .number(let value): try container.encode(value)
+        }
+    }
+
+    /// The id as written in JSON (strings quoted), for messages.
+    public var description: String {
+        switch self {
+        case .string(let text): return "\"\(text)\""
+        case .integer(let value): return String(value)
+        case .number(let value): return String(value)
+        }
+    }
+}
+
+/// Why one input line cannot be answered with a response; printed as `{"id": <id or null>, "error": "..."}`.
+public struct DriverLineError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The request's id when it could be read, or `nil` (printed as JSON `null`).
+    public var id: DriverID?
+    /// What is wrong with the line or what failed, in words.
+    public var message: String
+
+    /// Creates an error for the line with `id` (nil when unreadable).
+    public init(id: DriverID?, _ message: String) {
+        self.id = id
+        self.message = message
+    }
+
+    /// The message.
+    public var description: String { message }
+}
+
+/// One parsed request line of `dlcache driver` (issue 6's contract):
+/// `{"id": <string|number>, "method": "GET", "url": "http://...", "headers": [["Name", "value"], ...], "body": <string|null>}`.
+///
+/// `method` defaults to `GET`, `headers` to none and `body` to null; `id` and `url` are required. Any RFC 9110
+/// method token is accepted and kept case-sensitive; header pairs keep their order and duplicates.
+public struct DriverRequest: Sendable, Equatable {
+    /// The id to echo in the answer.
+    public var id: DriverID
+    /// The request method exactly as given (RFC 9110 §9.1: case-sensitive token).
+    public var method: String
+    /// The target URL as given (the client rejects anything but absolute http/https).
+    public var url: URL
+    /// The request header fields in the order given, duplicates kept.
+    public var headers: HTTPHeaders
+    /// The request content as UTF-8 bytes, or `nil` when `body` was null or absent.
+    public var body: Data?
+
+    /// Creates a request value.
+    public init(id: DriverID, method: String = "GET", url: URL, headers: HTTPHeaders = HTTPHeaders(), body: Data? = nil) {
+        self.id = id
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+    }
+
+    /// The request as the cache client takes it.
+    public var cacheRequest: CacheRequest {
+        CacheRequest(method: method, url: url, headers: headers)
+    }
+
+    /// Parses one input line.
+    /// - Throws: ``DriverLineError`` (with the id when it could be read) for text that is not one JSON object,
+    ///   a missing or non-string/number `id`, a missing or unparsable `url`, a `method` that is not a token,
+    ///   `headers` that are not `[name, value]` string pairs (or carry CR/LF/NUL), or a non-string `body`.
+    public static func parse(_ line: String) throws(DriverLineError) -> DriverRequest {
+        let object: [String: DriverJSONValue]
+        do {
+            object = try JSONDecoder().decode([String: DriverJSONValue].self, from: Data(line.utf8))
+        } catch {
+            throw DriverLineError(id: nil, "malformed request line: not a JSON object")
+        }
+        guard let idValue = object["id"] else { throw DriverLineError(id: nil, "malformed request: missing \"id\"") }
+        guard let id = idValue.driverID else {
+            throw DriverLineError(id: nil, "malformed request: \"id\" must be a string or a number")
+        }
+        let method = try parseMethod(object["method"], id: id)
+        guard case .string(let urlText)? = object["url"] else {
+            throw DriverLineError(id: id, "malformed request: \"url\" must be a string")
+        }
+        guard let url = URL(string: urlText) else {
+            throw DriverLineError(id: id, "malformed request: invalid URL '\(urlText)'")
+        }
+        let headers = try parseHeaders(object["headers"], id: id)
+        let body: Data?
+        switch object["body"] {
+        case nil, .null?: body = nil
+        case .string(let text)?: body = Data(text.utf8)
+        default: throw DriverLineError(id: id, "malformed request: \"body\" must be a string or null")
+        }
+        return DriverRequest(id: id, method: method, url: url, headers: headers, body: body)
+    }
+
+    /// RFC 9110 §5.6.2 `tchar`: the characters of a method or field-name token.
+    static let tokenCharacters = Set("!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+
+    /// Whether `text` is a non-empty RFC 9110 token.
+    static func isToken(_ text: String) -> Bool {
+        !text.isEmpty && text.allSatisfy { tokenCharacters.contains($0) }
+    }
+
+    private static func parseMethod(_ value: DriverJSONValue?, id: DriverID) throws(DriverLineError) -> String {
+        switch value {
+        case nil, .null?:
+            return "GET"
+        case .string(let text)? where isToken(text):
+            return text
+        case .string(let text)?:
+            throw DriverLineError(id: id, "malformed request: method '\(text)' is not an HTTP token")
+        default:
+            throw DriverLineError(id: id, "malformed request: \"method\" must be a string")
+        }
+    }
+
+    private static func parseHeaders(_ value: DriverJSONValue?, id: DriverID) throws(DriverLineError) -> HTTPHeaders {
+        var headers = HTTPHeaders()
+        switch value {
+        case nil, .null?:
+            return headers
+        case .array(let items)?:
+            for item in items {
+                guard case .array(let pair) = item, pair.count == 2,
+                      case .string(let name) = pair[0], case .string(let fieldValue) = pair[1] else {
+                    throw DriverLineError(id: id, "malformed request: each header must be a [\"Name\", \"value\"] pair of strings")
+                }
+                guard isToken(name) else {
+                    throw DriverLineError(id: id, "malformed request: header name '\(name)' is not an HTTP token")
+                }
+                guard !fieldValue.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) else {
+                    throw DriverLineError(id: id, "malformed request: value of header '\(name)' contains CR, LF or NUL")
+                }
+                headers.add(name, fieldValue)
+            }
+            return headers
+        default:
+            throw DriverLineError(id: id, "malformed request: \"headers\" must be an array of [\"Name\", \"value\"] pairs")
+        }
+    }
+}
+
+/// A decoded JSON value, just enough to validate a request line field by field and report which field is wrong.
+enum DriverJSONValue: Sendable, Equatable, Decodable {
+    case null
+    case bool(Bool)
+    case integer(Int64)
+    case number(Double)
+    case string(String)
+    case array([DriverJSONValue])
+    case object([String: DriverJSONValue])
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            self = .null
+        } else if let value = try? container.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? container.decode(Int64.self) {
+            self = .integer(value)
+        } else if let value = try? container.decode(Double.self) {
+            self = .number(value)
+        } else if let value = try? container.decode(String.self) {
+            self = .string(value)
+        } else if let value = try? container.decode([DriverJSONValue].self) {
+            self = .array(value)
+        } else {
+            self = .object(try container.decode([String: DriverJSONValue].self))
+        }
+    }
+
+    /// The value as a request id, or `nil` when it is neither a string nor a number.
+    var driverID: DriverID? {
+        switch self {
+        case .string(let text): return .string(text)
+        case .integer(let value): return .integer(value)
+        case .number(let value): return .number(value)
+        default: return nil
+        }
+    }
+}
