@@ -1,6 +1,12 @@
 import Foundation
 import DownloadCache
 import CacheStore
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Opens the ``DownloadCache`` a command works on, turning a store that cannot open into exit 1.
 enum CacheOpener {
@@ -10,7 +16,9 @@ enum CacheOpener {
         var configuration = DownloadCache.Configuration(directory: location.directory, namespace: location.namespace)
         configuration.log = { message in console.err("dlcache: \(message)") }
         do {
-            return try DownloadCache(configuration: configuration)
+            let cache = try DownloadCache(configuration: configuration)
+            OpenedCaches.register(cache)
+            return cache
         } catch {
             throw CommandFailure("storage error: cannot open cache '\(location.directory.path)' namespace '\(location.namespace)': \(error)")
         }
@@ -31,5 +39,39 @@ enum CacheOpener {
             throw UsageError("invalid \(what) '\(text)': expected an absolute http:// or https:// URL")
         }
         return url
+    }
+}
+
+/// Weak references to every cache the tool opened, so `main` can wait for them to close before `exit`.
+///
+/// A `DownloadCache` closes its store in `deinit` (that removes the store's live-session marker). Background work
+/// that finishes just after a command returns (e.g. the coalescer's task releasing its closure) can hold the last
+/// reference for a moment; exiting then would leave the marker and make the next open run unclean-shutdown recovery.
+enum OpenedCaches {
+    private final class WeakBox: @unchecked Sendable {
+        weak var cache: DownloadCache?
+        init(_ cache: DownloadCache) { self.cache = cache }
+    }
+    private static let boxes = Mutex<[WeakBox]>([])
+
+    /// Remembers `cache` weakly.
+    static func register(_ cache: DownloadCache) {
+        boxes.withLock { $0.append(WeakBox(cache)) }
+    }
+
+    /// Waits until every registered cache is deinitialised, polling every millisecond for at most `timeout` seconds.
+    /// - Returns: whether all were released in time.
+    @discardableResult
+    static func waitUntilReleased(timeout: TimeInterval) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            let alive = boxes.withLock { list -> Bool in
+                list.removeAll { $0.cache == nil }
+                return !list.isEmpty
+            }
+            if !alive { return true }
+            if Date() >= deadline { return false }
+            usleep(1_000)
+        }
     }
 }

@@ -32,7 +32,8 @@ public enum CommandLineTool {
 
     /// Runs the tool synchronously with `arguments` (argv, including the program name) and returns the exit code.
     ///
-    /// Blocks the calling thread until the asynchronous work finishes; `main.swift` calls this.
+    /// Blocks the calling thread until the asynchronous work finishes and the opened cache has closed (at most
+    /// 2 seconds more), so the store's clean-shutdown bookkeeping runs before `exit`; `main.swift` calls this.
     public static func main(arguments: [String]) -> Int32 {
         let box = Mutex<Int32>(exitFailure)
         let done = DispatchSemaphore(value: 0)
@@ -43,6 +44,7 @@ public enum CommandLineTool {
             done.signal()
         }
         done.wait()
+        OpenedCaches.waitUntilReleased(timeout: 2)
         return box.withLock { $0 }
     }
 

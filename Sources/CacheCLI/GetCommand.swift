@@ -27,7 +27,7 @@ public enum GetCommand: Command {
             OptionSpec("sliding", help: "Each hit renews the --expires-in lifetime (sliding expiry)."),
             OptionSpec("fallback-to-cache", help: "Serve the stored response if the origin cannot be reached."),
             OptionSpec("ignore-cache-control", help: "Ignore the server's Cache-Control, Pragma and Expires."),
-            OptionSpec("session", help: "Store as a session entry (removed by 'purge --session' and at next open)."),
+            OptionSpec("session", help: "Store as a session entry (dropped when the cache is next opened, or by 'purge --session')."),
             OptionSpec("no-store", help: "Do not write the response to the cache."),
             OptionSpec("no-read", help: "Do not read from the cache (always ask the origin)."),
             OptionSpec("pin", help: "Pin the stored entry (never evicted by limits)."),
@@ -101,7 +101,13 @@ public enum GetCommand: Command {
             context.console.err(ResponseDescription.summaryLine(response))
         }
         if parsed.flag("json") {
-            context.console.out(try JSONOutput.line(ResponseDescription.json(response)))
+            var object = ResponseDescription.json(response)
+            // Bodies small enough to be returned in memory come without their file; look it up.
+            if response.storedBodyURL == nil, options.writeToCache || response.isFromCache,
+               let file = cache.storedBodyFileURL(for: request) {
+                object["path"] = file.path
+            }
+            context.console.out(try JSONOutput.line(object))
         }
         if !failed {
             if let output {

@@ -90,6 +90,19 @@ extension DownloadCache {
             bodyFileURL: store.bodyFileURL(for: info.key), createdAt: info.createdAt, lastAccessedAt: info.lastAccessedAt)
     }
 
+    /// The blob file of the stored response that matches `request` (RFC 9111 §4.1, Vary honoured), or nil when
+    /// nothing matching is stored or its body is kept inline in the index.
+    public func storedBodyFileURL(for request: CacheRequest) -> URL? {
+        for primary in RFC9111.lookupKeys(for: request) {
+            for info in store.variants(forPrimaryKey: primary) {
+                guard let meta = StoredEntryMetadata.decode(info.metadata),
+                      RFC9111.matches(stored: meta.stored, request: request) else { continue }
+                return store.bodyFileURL(for: info.key)
+            }
+        }
+        return nil
+    }
+
     /// The URL an index key belongs to: from its metadata when readable, else nil.
     public func url(for key: StoreKey) -> String? {
         store.allEntries().first { $0.key == key }.flatMap { StoredEntryMetadata.decode($0.metadata)?.url }

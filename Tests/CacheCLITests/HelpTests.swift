@@ -1,0 +1,160 @@
+import Foundation
+import Testing
+@testable import CacheCLI
+
+/// Golden help text, version, and top-level usage errors.
+@Suite struct HelpTests {
+    static let rootHelp = """
+    OVERVIEW: A local, persistent HTTP cache (RFC 9111) for resources fetched by URL.
+    
+    USAGE: dlcache <subcommand>
+    
+    OPTIONS:
+      --version               Show the version.
+      -h, --help              Show help information.
+    
+    SUBCOMMANDS:
+      get                     Fetch a URL through the cache and print its body.
+      prefetch                Download a list of URLs into the cache (one per line).
+      ls                      List the stored responses.
+      info                    Explain a stored response: headers, age, freshness, pinning, storage and why.
+      stats                   Show the cache's size and hit counters.
+      rm                      Remove a URL's stored responses.
+      pin                     Pin a URL's stored responses so limits never evict them.
+      unpin                   Unpin a URL's stored responses.
+      purge                   Remove expired (stale, unpinned), session, or all entries.
+      verify                  Check every body's checksum and the index against the files.
+      help                    Show help for dlcache or one of its subcommands.
+    
+      See 'dlcache help <subcommand>' for detailed help.
+    """
+
+    static let getHelp = """
+    OVERVIEW: Fetch a URL through the cache and print its body.
+    
+    The body goes to stdout (or -o FILE). With --json one JSON object describing the response goes to
+    stdout instead and the body goes to -o FILE or is discarded. Policies: use-protocol, reload,
+    return-cache-else-load, return-cache-dont-load, reload-revalidating,
+    ask-server-if-modified-when-stale, ask-server-if-modified, only-load-if-not-cached, dont-load.
+    
+    USAGE: dlcache get <url> [<options>]
+    
+    ARGUMENTS:
+      <url>                   The http:// or https:// URL to fetch.
+    
+    OPTIONS:
+      --cache-dir <dir>       Cache root (default: $DLCACHE_DIR, else $XDG_CACHE_HOME/dlcache, else ~/.cache/dlcache).
+      --namespace <name>      Namespace (one store per name) inside the cache root (default: default).
+      -o, --output <file>     Write the body to this file instead of stdout.
+      --policy <name>         Cache policy (default: use-protocol, RFC 9111).
+      --expires-in <seconds>  Keep the response fresh this long, overriding the server.
+      --sliding               Each hit renews the --expires-in lifetime (sliding expiry).
+      --fallback-to-cache     Serve the stored response if the origin cannot be reached.
+      --ignore-cache-control  Ignore the server's Cache-Control, Pragma and Expires.
+      --session               Store as a session entry (dropped when the cache is next opened, or by 'purge --session').
+      --no-store              Do not write the response to the cache.
+      --no-read               Do not read from the cache (always ask the origin).
+      --pin                   Pin the stored entry (never evicted by limits).
+      -H, --header <name: value>
+                              Add a request header (repeatable).
+      -X, --request <method>  Request method (default: GET).
+      --max-time <seconds>    Give up on the origin after this many seconds.
+      -f, --fail              Exit 1 on HTTP status >= 400 and print no body.
+      -v, --verbose           Print a summary line and the decision's reason on stderr.
+      --json                  Print one JSON value on stdout instead of text.
+      -h, --help              Show help information.
+    """
+    static let statsHelp = """
+    OVERVIEW: Show the cache's size and hit counters.
+    
+    USAGE: dlcache stats [--cache-dir <dir>] [--namespace <name>] [--json]
+    
+    OPTIONS:
+      --cache-dir <dir>       Cache root (default: $DLCACHE_DIR, else $XDG_CACHE_HOME/dlcache, else ~/.cache/dlcache).
+      --namespace <name>      Namespace (one store per name) inside the cache root (default: default).
+      --json                  Print one JSON value on stdout instead of text.
+      -h, --help              Show help information.
+    """
+
+    @Test("root help", arguments: [["--help"], ["-h"], ["help"]])
+    func rootHelpGolden(_ args: [String]) async throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let run = await cli.run(args)
+        #expect(run.code == 0)
+        #expect(run.out == Self.rootHelp + "\n")
+        #expect(run.err.isEmpty)
+    }
+
+    @Test func noArgumentsPrintsHelpOnStderrAndExits64() async throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let run = await cli.run([])
+        #expect(run.code == 64)
+        #expect(run.err == Self.rootHelp + "\n")
+    }
+
+    @Test("get help", arguments: [["get", "--help"], ["get", "-h"], ["help", "get"], ["get", "--bogus", "--help"]])
+    func getHelpGolden(_ args: [String]) async throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let run = await cli.run(args)
+        #expect(run.code == 0)
+        #expect(run.out == Self.getHelp + "\n")
+    }
+
+    @Test func statsHelpGolden() async throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let run = await cli.run(["stats", "--help"])
+        #expect(run.out == Self.statsHelp + "\n")
+    }
+
+    @Test func everySubcommandHasHelpInTheUsualLayout() async throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        for command in CommandLineTool.commands {
+            let run = await cli.run(["help", command.name])
+            #expect(run.code == 0)
+            #expect(run.out.hasPrefix("OVERVIEW: \(command.abstract)\n"))
+            #expect(run.out.contains("\nUSAGE: dlcache \(command.name)"))
+            #expect(run.out.contains("\nOPTIONS:\n"))
+            #expect(run.out.contains("  -h, --help              Show help information.\n"))
+            #expect(run.out.contains("\nARGUMENTS:\n") == !command.arguments.isEmpty)
+        }
+    }
+
+    @Test func version() async throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let run = await cli.run(["--version"])
+        #expect(run.code == 0)
+        #expect(run.out == "dlcache \(CommandLineTool.version)\n")
+    }
+
+    @Test("top-level usage errors", arguments: [
+        (["fetch"], "Error: unknown subcommand 'fetch' (see 'dlcache --help')"),
+        (["--verbose"], "Error: unknown option '--verbose' (see 'dlcache --help')"),
+        (["help", "fetch"], "Error: unknown subcommand 'fetch' (see 'dlcache help --help')"),
+        (["ls", "extra"], "Error: unexpected argument 'extra' (see 'dlcache ls --help')"),
+        (["info"], "Error: missing argument <url> (see 'dlcache info --help')"),
+        (["purge"], "Error: purge needs exactly one of --expired, --session, --all (see 'dlcache purge --help')"),
+        (["purge", "--all", "--expired"], "Error: purge needs exactly one of --expired, --session, --all (see 'dlcache purge --help')"),
+        (["prefetch", "--concurrency", "0"], "Error: invalid value '0' for '--concurrency': expected an integer from 1 to 1000 (see 'dlcache prefetch --help')"),
+        (["verify", "--repair=yes"], "Error: option '--repair' takes no value (got '--repair=yes') (see 'dlcache verify --help')"),
+    ])
+    func usageErrors(_ args: [String], _ line: String) async throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let run = await cli.run(args)
+        #expect(run.code == 64)
+        #expect(run.err == line + "\n")
+        #expect(run.out.isEmpty)
+    }
+
+    @Test("every policy name maps to a policy", arguments: PolicyName.table.map(\.name))
+    func policyNames(_ name: String) throws {
+        let policy = try PolicyName.policy(named: name)
+        #expect(PolicyName.table.first { $0.name == name }?.policy == policy)
+    }
+}

@@ -1,0 +1,188 @@
+import Foundation
+import Testing
+import CacheTestSupport
+import DownloadCache
+import HTTPCacheSemantics
+@testable import CacheCLI
+
+/// End-to-end runs of ls, info, stats, rm, pin, unpin, purge and verify against the loopback origin.
+@Suite(.serialized) struct InspectionCommandTests {
+    /// Starts an origin with a fresh (/fresh, max-age=600) and a stale (/stale, max-age=0) resource, both fetched.
+    static func seeded() async throws -> (OriginServer, CLIHarness, fresh: String, stale: String) {
+        let origin = try OriginServer()
+        let cli = try CLIHarness()
+        try await origin.configure(path: "/fresh", headers: [("Cache-Control", "max-age=600")], body: "fresh body")
+        try await origin.configure(path: "/stale", headers: [("Cache-Control", "max-age=0")], body: "stale", etag: "\"s\"")
+        let fresh = origin.url("/fresh").absoluteString
+        let stale = origin.url("/stale").absoluteString
+        for url in [fresh, stale] {
+            let run = await cli.run(["get", url])
+            #expect(run.code == 0, "seeding \(url): \(run.err)")
+        }
+        return (origin, cli, fresh, stale)
+    }
+
+    @Test func lsJSONHasTheContractFields() async throws {
+        let (origin, cli, fresh, stale) = try await Self.seeded()
+        defer { origin.stop(); cli.cleanUp() }
+        let run = await cli.run(["ls", "--json"])
+        #expect(run.code == 0)
+        let entries = try #require(try run.json() as? [[String: Any]])
+        #expect(entries.count == 2)
+        for entry in entries {
+            #expect(Set(entry.keys) == ["url", "status", "bytes", "age", "fresh", "pinned", "storage", "namespace"])
+            #expect(entry["storage"] as? String == "permanent")
+            #expect(entry["namespace"] as? String == "default")
+            #expect(entry["pinned"] as? Bool == false)
+        }
+        let byURL = Dictionary(uniqueKeysWithValues: entries.map { ($0["url"] as? String ?? "", $0) })
+        #expect(byURL[fresh]?["fresh"] as? Bool == true)
+        #expect(byURL[fresh]?["bytes"] as? Int == 10)
+        #expect(byURL[stale]?["fresh"] as? Bool == false)
+
+        let text = await cli.run(["ls"])
+        #expect(text.out.hasPrefix("STATUS  BYTES  AGE  STATE  PIN  STORAGE    URL\n"))
+        #expect(text.out.hasSuffix("2 entries, 15 B\n"))
+    }
+
+    @Test func namespacesAreSeparate() async throws {
+        let (origin, cli, _, _) = try await Self.seeded()
+        defer { origin.stop(); cli.cleanUp() }
+        let other = await cli.run(["ls", "--json", "--namespace", "other"])
+        #expect(other.code == 0)
+        #expect(other.out == "[]\n")
+    }
+
+    @Test func infoExplainsFreshnessPinningAndStorage() async throws {
+        let (origin, cli, fresh, stale) = try await Self.seeded()
+        defer { origin.stop(); cli.cleanUp() }
+        let text = await cli.run(["info", fresh])
+        #expect(text.code == 0)
+        #expect(text.out.contains("state:     fresh\n"))
+        #expect(text.out.contains("lifetime:  10m00s (600s)"))
+        #expect(text.out.contains("pinned:    no\n"))
+        #expect(text.out.contains("storage:   permanent"))
+        #expect(text.out.contains("  Cache-Control: max-age=600\n"))
+        #expect(text.out.contains("decision:  fresh"))
+
+        let json = await cli.run(["info", "--json", stale])
+        let entries = try #require(try json.json() as? [[String: Any]])
+        let entry = try #require(entries.first)
+        #expect(entry["fresh"] as? Bool == false)
+        #expect(entry["freshnessLifetime"] as? Int == 0)
+        #expect((entry["reason"] as? String)?.isEmpty == false)
+        let headers = try #require(entry["headers"] as? [[String]])
+        #expect(headers.contains { $0.first?.lowercased() == "etag" && $0.last == "\"s\"" })
+
+        let missing = await cli.run(["info", origin.url("/nothing").absoluteString])
+        #expect(missing.code == 1)
+        #expect(missing.err == "Error: not cached: nothing stored for \(origin.url("/nothing").absoluteString)\n")
+    }
+
+    @Test func statsJSONShape() async throws {
+        let (origin, cli, _, _) = try await Self.seeded()
+        defer { origin.stop(); cli.cleanUp() }
+        let object = try await cli.run(["stats", "--json"]).object()
+        for key in ["entries", "bytes", "memoryBytes", "hits", "misses"] {
+            #expect(object[key] is Int, "\(key) missing or not an integer")
+        }
+        #expect(object["entries"] as? Int == 2)
+        #expect((object["bytes"] as? Int ?? 0) >= 15)
+    }
+
+    @Test func rmRemovesAndReportsMissingEntries() async throws {
+        let (origin, cli, fresh, _) = try await Self.seeded()
+        defer { origin.stop(); cli.cleanUp() }
+        let removed = await cli.run(["rm", fresh])
+        #expect(removed.code == 0)
+        #expect(removed.out == "removed 1 entry for \(fresh)\n")
+        let again = await cli.run(["rm", fresh])
+        #expect(again.code == 1)
+        #expect(again.err.hasPrefix("Error: not cached: "))
+        let next = try await cli.run(["get", "--json", fresh]).object()
+        #expect(next["source"] as? String == "network")
+    }
+
+    @Test func pinAndUnpin() async throws {
+        let (origin, cli, fresh, _) = try await Self.seeded()
+        defer { origin.stop(); cli.cleanUp() }
+        let pinned = await cli.run(["pin", "--json", fresh])
+        #expect(pinned.code == 0)
+        #expect(try pinned.object()["pinned"] as? Bool == true)
+        var entries = try #require(try await cli.run(["ls", "--json"]).json() as? [[String: Any]])
+        #expect(entries.first { $0["url"] as? String == fresh }?["pinned"] as? Bool == true)
+        #expect(await cli.run(["unpin", fresh]).code == 0)
+        entries = try #require(try await cli.run(["ls", "--json"]).json() as? [[String: Any]])
+        #expect(entries.allSatisfy { $0["pinned"] as? Bool == false })
+        let missing = await cli.run(["pin", origin.url("/x").absoluteString])
+        #expect(missing.code == 1)
+    }
+
+    @Test func purgeExpiredKeepsFreshAndPinned() async throws {
+        let (origin, cli, fresh, stale) = try await Self.seeded()
+        defer { origin.stop(); cli.cleanUp() }
+        try await origin.configure(path: "/pinned-stale", headers: [("Cache-Control", "max-age=0")], body: "p")
+        let pinnedStale = origin.url("/pinned-stale").absoluteString
+        #expect(await cli.run(["get", "--pin", pinnedStale]).code == 0)
+
+        let purge = await cli.run(["purge", "--expired", "--json"])
+        #expect(purge.code == 0)
+        #expect(try purge.object()["purged"] as? Int == 1)
+        let urls = Set(try #require(try await cli.run(["ls", "--json"]).json() as? [[String: Any]]).compactMap { $0["url"] as? String })
+        #expect(urls == [fresh, pinnedStale])
+        #expect(!urls.contains(stale))
+
+        let all = await cli.run(["purge", "--all"])
+        #expect(all.out == "purged 2 entries (--all)\n")
+        #expect(await cli.run(["ls", "--json"]).out == "[]\n")
+    }
+
+    @Test func purgeSessionRemovesOnlySessionEntries() async throws {
+        // Session entries vanish when a store is next opened, so this drives one open cache directly.
+        let origin = try OriginServer()
+        defer { origin.stop() }
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let cache = try DownloadCache(configuration: .init(directory: cli.directory))
+        _ = try await cache.response(for: CacheRequest(url: origin.url("/size/10")), options: RequestOptions(storage: .session))
+        _ = try await cache.response(for: CacheRequest(url: origin.url("/size/20")))
+        #expect(cache.entryDescriptions().map(\.storageClass).sorted { $0.rawValue < $1.rawValue } == [.permanent, .session])
+        #expect(try cache.purge(.session) == 1)
+        #expect(cache.entryDescriptions().map(\.url) == [origin.url("/size/20").absoluteString])
+    }
+
+    @Test func verifyFindsAndRepairsACorruptBody() async throws {
+        let origin = try OriginServer()
+        defer { origin.stop() }
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let url = origin.url("/size/200000").absoluteString
+        let fetched = try await cli.run(["get", "--json", url]).object()
+        let path = try #require(fetched["path"] as? String)
+
+        let clean = await cli.run(["verify", "--json"])
+        #expect(clean.code == 0)
+        #expect(clean.out == #"{"checked":1,"ok":true,"problems":[],"repaired":0}"# + "\n")
+
+        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
+        try handle.seek(toOffset: 1000)
+        try handle.write(contentsOf: Data([0xFF, 0xFF, 0xFF]))
+        try handle.close()
+
+        let broken = await cli.run(["verify", "--json"])
+        #expect(broken.code == 1)
+        let report = try broken.object()
+        #expect(report["ok"] as? Bool == false)
+        let problems = try #require(report["problems"] as? [[String: Any]])
+        #expect(problems.count == 1)
+        #expect(problems.first?["url"] as? String == url)
+        #expect(problems.first?["kind"] as? String == "checksum")
+
+        let repaired = await cli.run(["verify", "--repair"])
+        #expect(repaired.code == 0)
+        #expect(repaired.out.contains("repaired 1"))
+        let after = try await cli.run(["verify", "--json"]).object()
+        #expect(after["ok"] as? Bool == true)
+        #expect(after["checked"] as? Int == 0)
+    }
+}

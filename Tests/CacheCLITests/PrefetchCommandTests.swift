@@ -1,0 +1,103 @@
+import Foundation
+import Testing
+import CacheTestSupport
+@testable import CacheCLI
+
+/// End-to-end `dlcache prefetch` runs against the loopback origin.
+@Suite(.serialized) struct PrefetchCommandTests {
+    static func urls(_ origin: OriginServer, _ count: Int) -> [String] {
+        (1...count).map { origin.url("/size/\($0 * 100)").absoluteString }
+    }
+
+    @Test func prefetchFromAFileThenEverythingIsAHit() async throws {
+        let origin = try OriginServer()
+        defer { origin.stop() }
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let urls = Self.urls(origin, 5)
+        let list = "# a comment\n\n" + urls.joined(separator: "\n") + "\n"
+        try list.write(to: cli.directory.appendingPathComponent("urls.txt"), atomically: true, encoding: .utf8)
+
+        let run = await cli.run(["prefetch", "--pin", "--json", "--concurrency", "3", "urls.txt"])
+        #expect(run.code == 0)
+        let summary = try run.object()
+        #expect(summary["total"] as? Int == 5)
+        #expect(summary["succeeded"] as? Int == 5)
+        #expect(summary["failed"] as? Int == 0)
+        #expect(summary["bytes"] as? Int == 1500)
+        #expect(summary["fromNetwork"] as? Int == 5)
+
+        let entries = try #require(try await cli.run(["ls", "--json"]).json() as? [[String: Any]])
+        #expect(entries.count == 5)
+        #expect(entries.allSatisfy { $0["pinned"] as? Bool == true })
+
+        let again = try await cli.run(["prefetch", "--json", "-"], stdin: list).object()
+        #expect(again["fromCache"] as? Int == 5)
+        for url in urls {
+            let path = try #require(URL(string: url)?.path)
+            #expect(try await origin.hits(path).total == 1)
+        }
+    }
+
+    @Test func textSummaryAndPlainProgressLinesWhenNotATerminal() async throws {
+        let origin = try OriginServer()
+        defer { origin.stop() }
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let urls = Self.urls(origin, 10)
+        let run = await cli.run(["prefetch"], stdin: urls.joined(separator: "\n"))
+        #expect(run.code == 0)
+        #expect(run.out.hasPrefix("prefetched 10/10 URLs, 5.5 KB in "))
+        #expect(run.out.hasSuffix("(10 from network, 0 from cache), 0 failed\n"))
+        let lines = run.err.split(separator: "\n")
+        #expect(lines.count == 10)
+        #expect(lines.allSatisfy { $0.hasPrefix("prefetch: ") })
+        #expect(lines.last?.hasPrefix("prefetch: 10/10  5.5 KB  ") == true)
+        #expect(!run.err.contains("\r"))
+    }
+
+    @Test func liveBarOnATerminal() async throws {
+        let origin = try OriginServer()
+        defer { origin.stop() }
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let run = await cli.run(["prefetch"], stdin: Self.urls(origin, 3).joined(separator: "\n"), terminal: true)
+        #expect(run.code == 0)
+        #expect(run.err.hasPrefix("\r["))
+        #expect(run.err.contains("3/3"))
+        #expect(run.err.hasSuffix("\u{1B}[K\n"))
+    }
+
+    @Test func failuresAreListedAndExitOne() async throws {
+        let origin = try OriginServer()
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let good = origin.url("/size/10").absoluteString
+        let deadPort = origin.port
+        origin.stop()
+        let dead = "http://127.0.0.1:\(deadPort)/gone"
+        let run = await cli.run(["prefetch", "--json"], stdin: dead + "\n")
+        #expect(run.code == 1)
+        let summary = try run.object()
+        #expect(summary["failed"] as? Int == 1)
+        let failures = try #require(summary["failures"] as? [[String: Any]])
+        #expect(failures.first?["url"] as? String == dead)
+        _ = good
+    }
+
+    @Test func badURLLineIsAUsageError() async throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let run = await cli.run(["prefetch"], stdin: "http://127.0.0.1:1/a\nnot a url\n")
+        #expect(run.code == 64)
+        #expect(run.err == "Error: invalid URL on line 2 'not a url': expected an absolute http:// or https:// URL (see 'dlcache prefetch --help')\n")
+    }
+
+    @Test func missingListFileIsAFailure() async throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let run = await cli.run(["prefetch", "no-such-file.txt"])
+        #expect(run.code == 1)
+        #expect(run.err.hasPrefix("Error: cannot read URL list 'no-such-file.txt'"))
+    }
+}
