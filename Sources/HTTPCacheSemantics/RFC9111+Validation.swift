@@ -33,6 +33,27 @@ extension RFC9111 {
         return conditional
     }
 
+    /// Evaluates the caller's own preconditions against a stored response (RFC 9111 §4.3.2, RFC 9110 §13.2.2):
+    /// `true` = answer 304 Not Modified, `false` = serve the full stored response, `nil` = not a conditional request.
+    ///
+    /// `If-None-Match` wins: `*` or a weak match with the stored `ETag` means not modified. Otherwise, for GET and
+    /// HEAD, a valid `If-Modified-Since` means not modified when the stored `Last-Modified` (else its `Date`, else
+    /// `response_time`) is not later than it. An unparseable `If-Modified-Since` is ignored (RFC 9110 §13.1.3).
+    public static func isNotModified(request: CacheRequest, stored: StoredResponse) -> Bool? {
+        let headers = stored.response.headers
+        let ifNoneMatch = request.headers.values(for: "If-None-Match")
+        if !ifNoneMatch.isEmpty {
+            let list = EntityTag.parseList(ifNoneMatch.joined(separator: ", "))
+            if list.any { return true }
+            guard let tag = EntityTag.of(headers) else { return false }
+            return list.tags.contains { $0.weakMatches(tag) }
+        }
+        guard isCacheableMethod(request.method),
+              let since = HeaderSyntax.firstDate(request.headers, "If-Modified-Since") else { return nil }
+        let modified = HeaderSyntax.firstDate(headers, "Last-Modified") ?? HeaderSyntax.firstDate(headers, "Date") ?? stored.responseTime
+        return modified <= since
+    }
+
     /// Which stored responses a 304 (Not Modified) selects for freshening (RFC 9111 §4.3.4); indexes into `candidates`.
     ///
     /// A strong validator in the 304 (strong `ETag`, or `Last-Modified` at least 60 s before its `Date`, RFC 9110

@@ -34,6 +34,27 @@ import Testing
         #expect(conditional?.headers["If-Modified-Since"] == nil)
     }
 
+    /// §4.3.2: the caller's own If-None-Match / If-Modified-Since against the stored response.
+    @Test(arguments: [
+        ([String](), Bool?.none),
+        (["If-None-Match: \"a\""], true), (["If-None-Match: W/\"a\""], true), (["If-None-Match: \"b\", \"a\""], true),
+        (["If-None-Match: \"b\""], false), (["If-None-Match: *"], true),
+        (["If-None-Match: \"b\"", "If-Modified-Since: \(Fixture.date(100))"], false),  // If-None-Match wins
+        (["If-Modified-Since: \(Fixture.date(-10))"], true), (["If-Modified-Since: \(Fixture.date(-11))"], false),
+        (["If-Modified-Since: not a date"], nil),
+    ] as [([String], Bool?)])
+    func callerPreconditions(request: [String], notModified: Bool?) {
+        let stored = Fixture.stored([("ETag", "\"a\""), ("Last-Modified", Fixture.date(-10))])
+        #expect(RFC9111.isNotModified(request: Fixture.request(Fixture.headers(request)), stored: stored) == notModified)
+    }
+
+    @Test func ifModifiedSinceFallsBackToDate() {
+        let stored = Fixture.stored([("Cache-Control", "max-age=5")])
+        #expect(RFC9111.isNotModified(request: Fixture.request([("If-Modified-Since", Fixture.date(0))]), stored: stored) == true)
+        #expect(RFC9111.isNotModified(request: Fixture.request([("If-Modified-Since", Fixture.date(-1))]), stored: stored) == false)
+        #expect(RFC9111.isNotModified(request: Fixture.request([("If-Modified-Since", Fixture.date(0))], method: "POST"), stored: stored) == nil)
+    }
+
     static let lm = "Sun, 06 Nov 1994 08:49:37 GMT"
     static let lmDate = "Mon, 07 Nov 1994 08:49:37 GMT"
 
