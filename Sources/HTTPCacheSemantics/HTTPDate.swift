@@ -71,8 +71,12 @@ public enum HTTPDate {
     }
 
     /// Formats `date` as IMF-fixdate (RFC 9110 §5.6.7), e.g. `Sun, 06 Nov 1994 08:49:37 GMT`; sub-seconds dropped.
+    ///
+    /// Dates outside years 0001–9999 (or not finite) are clamped to that range.
     public static func format(_ date: Date) -> String {
-        var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
+        let raw = date.timeIntervalSince1970
+        let clamped = raw.isNaN ? 0 : min(max(raw, -62_135_596_800), 253_402_300_799)
+        var seconds = time_t(clamped.rounded(.down))
         var parts = tm()
         guard gmtime_r(&seconds, &parts) != nil else { return "Thu, 01 Jan 1970 00:00:00 GMT" }
         let weekday = weekdayNames[Int(parts.tm_wday) % 7]

@@ -115,6 +115,19 @@ import Testing
         #expect(RFC9111.renewedAfterHit(noStore, now: Fixture.at(1)) == noStore)
     }
 
+    @Test(arguments: [Double.infinity, -.infinity, .nan, 1e300, -1e300])
+    func absurdCallerLifetimesDoNotTrap(lifetime: Double) {
+        let options = EvaluationOptions(lifetimeOverride: lifetime, heuristicFraction: lifetime, heuristicCap: lifetime)
+        let stored = RFC9111.makeStoredResponse(request: Fixture.request(), response: CacheResponse(status: 200, headers: [("Last-Modified", Fixture.date(-9))]),
+                                                requestTime: Fixture.t0, responseTime: Fixture.t0, options: options, slidingLifetime: lifetime)
+        let decision = RFC9111.evaluate(request: Fixture.request(), stored: stored, now: Fixture.at(1), options: options)
+        #expect(!decision.reason.isEmpty)
+        #expect(RFC9111.responseHeadersForServing(stored, now: Fixture.at(1)).values(for: "Age") == ["1"])
+        let fresh = RFC9111.freshen(stored, with: CacheResponse(status: 304, headers: []), requestTime: Fixture.at(2), responseTime: Fixture.at(2))
+        #expect(fresh.responseTime == Fixture.at(2))
+        #expect(!RFC9111.errorDecision(stored: stored, request: Fixture.request(), now: Fixture.at(3), options: options, status: nil).reason.isEmpty)
+    }
+
     @Test func ignoringServerCacheControlFallsBackToHeuristic() {
         let stored = Fixture.stored([("Cache-Control", "max-age=999999"), ("Expires", Fixture.date(5000)), ("Last-Modified", Fixture.date(-1000))])
         #expect(RFC9111.freshnessLifetime(stored, options: EvaluationOptions(ignoreServerCacheControl: true)) == 100)

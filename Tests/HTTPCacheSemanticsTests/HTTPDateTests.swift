@@ -53,6 +53,12 @@ import Testing
         #expect(early.flatMap { HTTPDate.parse(HTTPDate.format($0)) } == early)
     }
 
+    @Test func formatClampsExtremeDates() {
+        #expect(HTTPDate.format(Date(timeIntervalSince1970: .infinity)) == "Fri, 31 Dec 9999 23:59:59 GMT")
+        #expect(HTTPDate.format(Date(timeIntervalSince1970: -.infinity)).hasSuffix("01 Jan 0001 00:00:00 GMT"))
+        #expect(HTTPDate.format(Date(timeIntervalSince1970: .nan)) == "Thu, 01 Jan 1970 00:00:00 GMT")
+    }
+
     @Test func roundTripsOverManyInstants() {
         var seconds: TimeInterval = 0
         for _ in 0..<500 {
