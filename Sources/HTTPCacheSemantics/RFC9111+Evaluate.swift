@@ -41,7 +41,8 @@ extension RFC9111 {
     /// request/response `no-cache` → validate; fresh → serve, unless request `max-age` / `min-fresh` exclude it
     /// (ignored for `immutable` responses while fresh, RFC 8246); stale → serve only within request `max-stale`
     /// (never past must-revalidate, or proxy-revalidate / s-maxage in shared mode), serve and revalidate in the
-    /// background within `stale-while-revalidate` (RFC 5861), otherwise validate (or fetch without a validator).
+    /// background within `stale-while-revalidate` (RFC 5861; with only-if-cached: serve without the background
+    /// request), otherwise validate (or fetch without a validator).
     /// Request `only-if-cached` turns every network need into ``CacheDecision/unsatisfiable(reason:)`` (504).
     /// `stored` is checked with ``matches(stored:request:)``; `now` is the caller's clock reading.
     public static func evaluate(
@@ -114,11 +115,13 @@ extension RFC9111 {
         if let maxStale = facts.request.maxStale, maxStale.allows(facts.staleness) {
             return .useStored(reason: "\(staleBy), within the request's max-stale (RFC 9111 §5.2.1.2); \(facts.ageText)")
         }
-        if let window = facts.response.staleWhileRevalidate, facts.staleness <= TimeInterval(window),
-           facts.request.minFresh == nil, !facts.request.onlyIfCached {
+        if let window = facts.response.staleWhileRevalidate, facts.staleness <= TimeInterval(window), facts.request.minFresh == nil {
+            let why = "\(staleBy), within stale-while-revalidate=\(window) (RFC 5861 §3); \(facts.ageText)"
+            if facts.request.onlyIfCached {
+                return .useStored(reason: why + "; only-if-cached, so no background revalidation")
+            }
             let background = conditionalRequest(for: request, stored: stored) ?? request
-            return .useStoredAndRevalidate(conditional: background,
-                reason: "\(staleBy), within stale-while-revalidate=\(window) (RFC 5861 §3); \(facts.ageText)")
+            return .useStoredAndRevalidate(conditional: background, reason: why)
         }
         return validate("\(staleBy) (RFC 9111 §4.2.4)")
     }

@@ -56,7 +56,8 @@ import Testing
         Case(response: ["Cache-Control: max-age=100, stale-while-revalidate=60"], now: 130, expected: .useStoredAndRevalidate),
         Case(response: ["Cache-Control: max-age=100, stale-while-revalidate=60", etag], now: 161, expected: .revalidate),
         Case(response: ["Cache-Control: max-age=100, stale-while-revalidate=60, must-revalidate", etag], now: 130, expected: .revalidate),
-        Case(response: ["Cache-Control: max-age=100, stale-while-revalidate=60", etag], request: ["Cache-Control: only-if-cached"], now: 130, expected: .unsatisfiable),
+        Case(response: ["Cache-Control: max-age=100, stale-while-revalidate=60", etag], request: ["Cache-Control: only-if-cached"], now: 130, expected: .useStored, reasonContains: "no background"),
+        Case(response: ["Cache-Control: max-age=100, stale-while-revalidate=60", etag], request: ["Cache-Control: min-fresh=1"], now: 130, expected: .revalidate),
         // immutable (RFC 8246): a reload's max-age=0 does not revalidate while fresh; no-cache still does.
         Case(response: ["Cache-Control: max-age=100, immutable", etag], request: ["Cache-Control: max-age=0"], now: 5, expected: .useStored),
         Case(response: ["Cache-Control: max-age=100, immutable", etag], request: ["Cache-Control: no-cache"], now: 5, expected: .revalidate),
