@@ -21,7 +21,7 @@ public enum CommandLineTool {
 
     /// The subcommands in the order help lists them.
     ///
-    /// Slot reserved: `driver` (the JSON line driver) is owned by another engineer and is added here when it exists.
+    /// `driver` (the JSON-lines conformance driver, DriverCommand.swift) is maintained by the driver's owner.
     public static var commands: [any Command.Type] {
         [
             GetCommand.self, PrefetchCommand.self, ListCommand.self, InfoCommand.self, StatsCommand.self,

@@ -24,6 +24,7 @@ import Testing
       unpin                   Unpin a URL's stored responses.
       purge                   Remove expired (stale, unpinned), session, or all entries.
       verify                  Check every body's checksum and the index against the files.
+      driver                  Answer JSON-lines requests from stdin through the cache (conformance driver).
       help                    Show help for dlcache or one of its subcommands.
     
       See 'dlcache help <subcommand>' for detailed help.
