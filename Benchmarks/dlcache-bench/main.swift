@@ -6,6 +6,9 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 let json = arguments.contains("--json")
 let suiteNames = arguments.filter { !$0.hasPrefix("-") }
 
+// Hidden mode for CacheStore's crash tests: loops writing entries until killed (see StoreSuite.swift).
+if arguments.first == "store-child-writer" { StoreChildWriter.main(Array(arguments.dropFirst())) }
+
 guard suiteNames.count == 1, let suite = suiteNames.first else {
     FileHandle.standardError.write(Data((usage + "\n").utf8))
     exit(64)
