@@ -56,6 +56,10 @@ final class DecodedValueCache: Sendable {
         self.costLimit = max(0, costLimit)
     }
 
+    deinit {
+        removeAll()   // unlinks the list iteratively: releasing a long chain recursively could overflow the stack
+    }
+
     /// True when the limits let nothing in.
     var isEnabled: Bool { countLimit > 0 && costLimit > 0 }
 

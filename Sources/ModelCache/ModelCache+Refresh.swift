@@ -5,7 +5,8 @@ extension ModelCache {
     /// "load from cache, then update from the server" pattern in one call.
     ///
     /// The stream yields, in order:
-    /// 1. the cached value (`source == .cache`, with `age` and `isStale`), at once, if one is usable;
+    /// 1. the cached value (`source == .cache`, with `age` and `isStale`), at once, if one is usable (read and
+    ///    decoded in a task, never on the caller's thread or actor);
     /// 2. if `policy` asks for a refresh (by default: nothing usable cached, or the value is stale), the value
     ///    `fetch` returns (`source == .fetch`), after it has been stored (see `ModelUpdate.storageError`).
     ///
@@ -23,17 +24,18 @@ extension ModelCache {
         fetch: @escaping @Sendable () async throws -> T
     ) -> AsyncThrowingStream<ModelUpdate<T>, any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: ModelUpdate<T>.self)
-        let cached = lookup(key, as: T.self, typeVersion: typeVersion, stalenessThreshold: stalenessThreshold).cached
-        if let cached {
-            continuation.yield(ModelUpdate(value: cached.value, source: .cache, savedAt: cached.savedAt,
-                                           age: cached.age, isStale: cached.isStale))
-        }
-        let needsRefresh = policy == .always || cached.map(\.isStale) ?? true
-        guard needsRefresh else {
-            continuation.finish()
-            return stream
-        }
+        // The read, decode and fetch run in a task, off the caller's thread or actor (e.g. the main actor).
         let task = Task {
+            let cached = self.lookup(key, as: T.self, typeVersion: typeVersion,
+                                     stalenessThreshold: stalenessThreshold).cached
+            if let cached {
+                continuation.yield(ModelUpdate(value: cached.value, source: .cache, savedAt: cached.savedAt,
+                                               age: cached.age, isStale: cached.isStale))
+            }
+            guard policy == .always || cached.map(\.isStale) ?? true, !Task.isCancelled else {
+                continuation.finish()
+                return
+            }
             do {
                 let update = try await self.refresh(forKey: key, as: T.self, typeVersion: typeVersion, fetch: fetch)
                 continuation.yield(update)

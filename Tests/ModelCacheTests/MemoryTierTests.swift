@@ -130,4 +130,32 @@ struct MemoryTierTests {
         #expect(weakCache == nil)
         center.post(name: name, object: nil)
     }
+
+    @Test("concurrent writers and readers leave memory and disk agreeing on every key")
+    func concurrentReadersAndWriters() async throws {
+        let fixture = try Fixture()
+        defer { fixture.cleanUp() }
+        let cache = fixture.cache
+        let keys = (0..<4).map { "key\($0)" }
+        await withTaskGroup(of: Void.self) { group in
+            for worker in 0..<6 {
+                group.addTask {
+                    for step in 0..<60 {
+                        let key = keys[(worker + step) % keys.count]
+                        if (worker + step).isMultiple(of: 3) {
+                            try? cache.set(worker * 1_000 + step, forKey: key)
+                        } else {
+                            _ = cache.value(forKey: key, as: Int.self)
+                        }
+                    }
+                }
+            }
+        }
+        let disk = try fixture.reopen()
+        for key in keys {
+            let fromMemoryOrDisk = cache.value(forKey: key, as: Int.self)?.value
+            #expect(fromMemoryOrDisk != nil)
+            #expect(fromMemoryOrDisk == disk.value(forKey: key, as: Int.self)?.value, "\(key)")
+        }
+    }
 }
