@@ -160,7 +160,15 @@ public final class OriginServer: Sendable {
         return all[path] ?? .zero
     }
 
-    /// Forgets every path config and every counter.
+    /// Makes the origin's `Date` headers read real time + `offset` seconds, so a test's ``FixedClock`` and the
+    /// origin agree after the test moved its clock.
+    /// - Throws: `OriginError` when the control request fails.
+    public func setClockOffset(_ offset: TimeInterval) async throws {
+        let data = try JSONSerialization.data(withJSONObject: ["offset": offset])
+        _ = try await control("POST", "/__clock", body: data)
+    }
+
+    /// Forgets every path config, every counter and the clock offset.
     /// - Throws: `OriginError` when the control request fails.
     public func reset() async throws {
         _ = try await control("POST", "/__reset", body: Data())

@@ -68,7 +68,8 @@ public enum TransportError: Error, Sendable, Hashable, CustomStringConvertible {
     case timedOut
     /// The exchange was cancelled by the caller.
     case cancelled
-    /// The body ended early: `received` bytes of the `expected` (Content-Length) bytes. Never stored.
+    /// The body ended early: `received` bytes of the `expected` (Content-Length) bytes; `expected` is -1 when
+    /// the length was not announced (chunked body cut off). Never stored.
     case truncated(expected: Int64, received: Int64)
     /// Any other failure (bad URL, TLS, unwritable body file ...), in words.
     case other(String)

@@ -1,0 +1,201 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import HTTPCacheSemantics
+import Synchronization
+
+/// One URLSession exchange of ``URLSessionTransport``: owns the task, polls its progress, enforces the total
+/// timeout, and turns libcurl's outcome into a ``TransportResponse`` or a classified ``TransportError``.
+final class TransportExchange: Sendable {
+    private struct State {
+        var task: URLSessionTask?
+        var expired = false
+        var finished = false
+        var cancelRequested = false
+        var poller: Task<Void, Never>?
+        var progress: (@Sendable (Int64, Int64?) -> Void)?
+    }
+
+    let request: TransportRequest
+    let bodyFile: URL
+    private let state = Mutex(State())
+
+    init(request: TransportRequest, bodyFile: URL) {
+        self.request = request
+        self.bodyFile = bodyFile
+    }
+
+    /// The URLSession task identifier once started.
+    var taskIdentifier: Int? {
+        state.withLock { $0.task?.taskIdentifier }
+    }
+
+    /// Registers and resumes `task`; starts progress polling and the total-timeout timer.
+    func start(_ task: URLSessionTask, delegate: URLSessionTransportDelegate,
+               progress: (@Sendable (Int64, Int64?) -> Void)?) {
+        let box = UncheckedTask(task: task)
+        let cancelled = state.withLock { state -> Bool in
+            state.task = task
+            state.progress = progress
+            return state.cancelRequested
+        }
+        delegate.register(self, taskIdentifier: task.taskIdentifier)
+        if let total = request.timeout, total > 0 {
+            DispatchQueue.global().asyncAfter(deadline: .now() + total) { [weak self] in
+                guard let self else { return }
+                let running = self.state.withLock { state -> Bool in
+                    if !state.finished { state.expired = true }
+                    return !state.finished
+                }
+                if running { box.task.cancel() }
+            }
+        }
+        if let progress {
+            let poller = Task { [weak self] in
+                var last: Int64 = -1
+                while !Task.isCancelled {
+                    let received = box.task.countOfBytesReceived
+                    if received != last {
+                        last = received
+                        let expected = box.task.countOfBytesExpectedToReceive
+                        progress(received, expected > 0 ? expected : nil)
+                    }
+                    if self == nil { return }
+                    try? await Task.sleep(for: .milliseconds(50))
+                }
+            }
+            state.withLock { $0.poller = poller }
+        }
+        task.resume()
+        if cancelled { task.cancel() }
+    }
+
+    /// Cancels the exchange (the caller's task was cancelled).
+    func cancel() {
+        let task = state.withLock { state -> URLSessionTask? in
+            state.cancelRequested = true
+            return state.task
+        }
+        task?.cancel()
+    }
+
+    /// Moves the downloaded file onto `bodyFile` and classifies the outcome.
+    func finish(location: URL?, response: URLResponse?, error: Error?) -> Result<TransportResponse, TransportError> {
+        let (expired, poller, task, progress) = state.withLock { state in
+            state.finished = true
+            return (state.expired, state.poller, state.task, state.progress)
+        }
+        poller?.cancel()
+        let http = (response ?? task?.response) as? HTTPURLResponse
+        var received: Int64 = task?.countOfBytesReceived ?? 0
+        if let location, error == nil {
+            if rename(location.path, bodyFile.path) != 0 {
+                do {
+                    try? FileManager.default.removeItem(at: bodyFile)
+                    try FileManager.default.copyItem(at: location, to: bodyFile)
+                    try? FileManager.default.removeItem(at: location)
+                } catch {
+                    return .failure(.other("cannot move the downloaded body to \(bodyFile.path): \(error)"))
+                }
+            }
+            received = Self.fileSize(bodyFile) ?? received
+        } else if let location {
+            try? FileManager.default.removeItem(at: location)
+        }
+        if let error {
+            return .failure(Self.classify(error, response: http, received: received, expired: expired,
+                                          method: request.method))
+        }
+        guard let http, let url = http.url ?? task?.currentRequest?.url else {
+            return .failure(.connectionFailed("no HTTP response"))
+        }
+        if location == nil { received = 0 }
+        let result = Self.response(http, url: url, received: received, method: request.method)
+        if case .success(let done) = result { progress?(done.bodySize, done.bodySize) }
+        return result
+    }
+
+    private static func fileSize(_ url: URL) -> Int64? {
+        var info = stat()
+        guard stat(url.path, &info) == 0 else { return nil }
+        return Int64(info.st_size)
+    }
+
+    /// The response head with headers corrected for the gzip trap; a short body is `.truncated`.
+    private static func response(_ http: HTTPURLResponse, url: URL, received: Int64,
+                                 method: String) -> Result<TransportResponse, TransportError> {
+        var headers = HTTPHeaders()
+        let fields = http.allHeaderFields.compactMap { key, value -> (String, String)? in
+            guard let name = key as? String else { return nil }
+            return (name, "\(value)")
+        }.sorted { $0.0.lowercased() < $1.0.lowercased() }
+        for (name, value) in fields { headers.add(name, value) }
+        headers.remove("Transfer-Encoding")
+        var decoded: String?
+        if let coding = headers.first("Content-Encoding"),
+           URLSessionTransportDelegate.decodedCodings.contains(coding.lowercased()) {
+            decoded = coding
+            headers.remove("Content-Encoding")
+            headers.set("Content-Length", String(received))
+        } else if URLSessionTransportDelegate.bodyExpected(method: method, status: http.statusCode),
+                  let lengthText = headers.first("Content-Length"), let expected = Int64(lengthText),
+                  expected != received {
+            return .failure(.truncated(expected: expected, received: received))
+        }
+        return .success(TransportResponse(url: url, status: http.statusCode, headers: headers,
+                                          bodySize: received, decodedContentEncoding: decoded))
+    }
+
+    /// Maps a URLSession error to the transport's classes.
+    private static func classify(_ error: Error, response: HTTPURLResponse?, received: Int64, expired: Bool,
+                                 method: String) -> TransportError {
+        guard let urlError = error as? URLError else { return .other("\(error)") }
+        switch urlError.code {
+        case .cancelled: return expired ? .timedOut : .cancelled
+        case .timedOut: return .timedOut
+        default: break
+        }
+        // A failure after the head arrived with fewer bytes than announced is a truncated body, whatever code
+        // libcurl gave it (it reports "transfer closed with n bytes remaining to read" as -1).
+        if let response, response.expectedContentLength > received,
+           URLSessionTransportDelegate.bodyExpected(method: method, status: response.statusCode) {
+            return .truncated(expected: response.expectedContentLength, received: received)
+        }
+        let detail = urlError.localizedDescription + " (\(urlError.code.rawValue))"
+        if let truncation = truncation(in: detail, received: received) { return truncation }
+        switch urlError.code {
+        case .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet,
+             .cannotLoadFromNetwork, .internationalRoamingOff, .dataNotAllowed, .secureConnectionFailed,
+             .networkConnectionLost, .badServerResponse, .zeroByteResource:
+            return .connectionFailed(detail)
+        default:
+            if response == nil && (urlError.code == .unknown || detail.lowercased().contains("connect")) {
+                return .connectionFailed(detail)
+            }
+            return .other(detail)
+        }
+    }
+}
+
+extension TransportExchange {
+    /// libcurl's CURLE_PARTIAL_FILE messages, which FoundationNetworking passes on with code -1 and without
+    /// the response: "transfer closed with <n> bytes remaining to read" (Content-Length known) and
+    /// "transfer closed with outstanding read data remaining" (chunked; expected size unknown: -1).
+    static func truncation(in message: String, received: Int64) -> TransportError? {
+        let text = message.lowercased()
+        guard text.contains("transfer closed with") else { return nil }
+        if let range = text.range(of: "transfer closed with ") {
+            let digits = text[range.upperBound...].prefix { $0.isNumber }
+            if let remaining = Int64(digits) {
+                return .truncated(expected: received + remaining, received: received)
+            }
+        }
+        return .truncated(expected: -1, received: received)
+    }
+}
+
+/// Carries a URLSessionTask into `@Sendable` closures (URLSessionTask's methods are thread-safe).
+struct UncheckedTask: @unchecked Sendable {
+    let task: URLSessionTask
+}

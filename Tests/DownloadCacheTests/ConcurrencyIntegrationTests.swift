@@ -1,0 +1,144 @@
+import CacheTestSupport
+import DownloadCache
+import Foundation
+import Synchronization
+import Testing
+
+/// Coalescing, cancellation of one waiter, and the download limit.
+@Suite struct ConcurrencyIntegrationTests {
+    @Test func hundredConcurrentCallsCauseOneOriginRequest() async throws {
+        try await withHarness { h in
+            try await h.origin.configure(path: "/c", headers: [("Cache-Control", "max-age=60")], size: 10_000, delay: 0.3)
+            let sizes = try await withThrowingTaskGroup(of: Int64.self) { group in
+                for _ in 0..<100 {
+                    group.addTask { try await h.get("/c").bodySize }
+                }
+                return try await group.reduce(into: [Int64]()) { $0.append($1) }
+            }
+            #expect(sizes.count == 100 && sizes.allSatisfy { $0 == 10_000 })
+            #expect(try await h.hits("/c").total == 1)
+        }
+    }
+
+    @Test func cancellingOneWaiterDoesNotCancelTheSharedDownload() async throws {
+        try await withHarness { h in
+            try await h.origin.configure(path: "/w", headers: [("Cache-Control", "max-age=60")], body: "shared", delay: 0.6)
+            let cancelled = Task { try await h.get("/w") }
+            let kept = Task { try await h.get("/w") }
+            try await Task.sleep(for: .milliseconds(200))
+            cancelled.cancel()
+            let cancelledResult = await cancelled.result
+            if case .failure(let error as DownloadError) = cancelledResult {
+                #expect(error.code == .cancelled)
+            } else {
+                Issue.record("the cancelled waiter should fail with .cancelled, got \(cancelledResult)")
+            }
+            let response = try await kept.value
+            #expect(response.text == "shared" && response.source == .network)
+            #expect(try await h.hits("/w").total == 1)
+            #expect(try await h.get("/w").source == .cache)
+        }
+    }
+
+    @Test func downloadLimitIsRespected() async throws {
+        let gate = GateTransport()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-limit-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var configuration = DownloadCache.Configuration(directory: directory)
+        configuration.maxConcurrentDownloads = 2
+        configuration.transport = gate
+        configuration.log = { _ in }
+        let cache = try DownloadCache(configuration: configuration)
+        let tasks = (0..<6).map { i in
+            Task { try await cache.response(for: CacheRequest(url: URL(string: "http://example.invalid/\(i)")!)) }
+        }
+        for _ in 0..<2_000 where gate.started < 2 { await Task.yield() }
+        for _ in 0..<200 { await Task.yield() }
+        #expect(gate.started == 2)
+        gate.openAll()
+        for task in tasks { _ = try await task.value }
+        #expect(gate.started == 6 && gate.maxInFlight == 2)
+    }
+
+    @Test func progressIsReportedWhileDownloading() async throws {
+        try await withHarness { h in
+            let seen = ProgressLog()
+            let options = RequestOptions(progress: { seen.append($0) })
+            let response = try await h.get("/size/3000000", options)
+            #expect(response.bodySize == 3_000_000)
+            let last = try #require(seen.values.last)
+            #expect(last.bytesReceived == 3_000_000 && last.bytesExpected == 3_000_000)
+            #expect(seen.values.allSatisfy { $0.url == h.origin.url("/size/3000000") })
+        }
+    }
+
+    @Test func eventsTellWhetherDataCameFromTheCache() async throws {
+        try await withHarness { h in
+            try await h.origin.configure(path: "/ev", headers: [("Cache-Control", "max-age=60")], body: "ev")
+            let events = h.cache.events
+            _ = try await h.get("/ev")
+            _ = try await h.get("/ev")
+            _ = try? await h.get("/ev", RequestOptions(policy: .dontLoad, readFromCache: false))
+            var flags: [Bool] = []
+            var failures = 0
+            for await event in events {
+                switch event {
+                case .succeeded(_, _, let isCachedData): flags.append(isCachedData)
+                case .failed: failures += 1
+                case .invalidated: break
+                }
+                if flags.count + failures == 3 { break }
+            }
+            #expect(flags == [false, true] && failures == 1)
+        }
+    }
+}
+
+/// Thread-safe list of progress values.
+final class ProgressLog: Sendable {
+    private let storage = Mutex<[DownloadProgress]>([])
+    func append(_ value: DownloadProgress) { storage.withLock { $0.append(value) } }
+    var values: [DownloadProgress] { storage.withLock { $0 } }
+}
+
+/// A transport whose exchanges wait until the test opens the gate; it records how many ran at once.
+final class GateTransport: HTTPTransport, Sendable {
+    private struct State {
+        var started = 0
+        var inFlight = 0
+        var maxInFlight = 0
+        var open = false
+        var waiting: [CheckedContinuation<Void, Never>] = []
+    }
+    private let state = Mutex(State())
+
+    var started: Int { state.withLock { $0.started } }
+    var maxInFlight: Int { state.withLock { $0.maxInFlight } }
+
+    func openAll() {
+        let waiting = state.withLock { s -> [CheckedContinuation<Void, Never>] in
+            s.open = true
+            defer { s.waiting = [] }
+            return s.waiting
+        }
+        for w in waiting { w.resume() }
+    }
+
+    func send(_ request: TransportRequest, bodyFile: URL,
+              progress: (@Sendable (Int64, Int64?) -> Void)?) async throws(TransportError) -> TransportResponse {
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            let proceed = state.withLock { s -> Bool in
+                s.started += 1
+                s.inFlight += 1
+                s.maxInFlight = max(s.maxInFlight, s.inFlight)
+                if s.open { return true }
+                s.waiting.append(c)
+                return false
+            }
+            if proceed { c.resume() }
+        }
+        state.withLock { $0.inFlight -= 1 }
+        do { try Data("ok".utf8).write(to: bodyFile) } catch { throw TransportError.other("\(error)") }
+        return TransportResponse(url: request.url, status: 200, headers: [("Content-Length", "2")], bodySize: 2)
+    }
+}

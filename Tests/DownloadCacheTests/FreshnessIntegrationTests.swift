@@ -1,0 +1,126 @@
+import CacheTestSupport
+import DownloadCache
+import Foundation
+import Testing
+
+/// RFC 9111 freshness and validation against the live origin, proven with its hit counters.
+@Suite struct FreshnessIntegrationTests {
+    @Test func freshHitCausesNoOriginRequest() async throws {
+        try await withHarness { h in
+            try await h.origin.configure(path: "/a", headers: [("Cache-Control", "max-age=60")], body: "hello")
+            let first = try await h.get("/a")
+            #expect(first.source == .network && first.text == "hello" && !first.isFromCache)
+            try await h.advance(by: 30)
+            let second = try await h.get("/a")
+            #expect(second.source == .cache && second.isFromCache && second.text == "hello")
+            #expect(second.age == 30)
+            #expect(second.headers.first("Age") == "30")
+            #expect(try await h.hits("/a").total == 1)
+        }
+    }
+
+    @Test func expiredEntryIsRevalidatedWithOneConditionalRequestAnswered304() async throws {
+        try await withHarness { h in
+            try await h.origin.configure(path: "/e", headers: [("Cache-Control", "max-age=60")], size: 50_000,
+                                         etag: "\"v1\"")
+            _ = try await h.get("/e")
+            let blobBefore = h.storedVariants("/e").first
+            try await h.advance(by: 120)
+            let revalidated = try await h.get("/e")
+            #expect(revalidated.source == .revalidated)
+            #expect(revalidated.bodySize == 50_000)
+            #expect(try revalidated.data().count == 50_000)
+            let hits = try await h.hits("/e")
+            #expect(hits.total == 2 && hits.conditional == 1 && hits.notModified == 1)
+            // Freshened, not rewritten: same body checksum and creation time, fresh again for 60 s.
+            let blobAfter = h.storedVariants("/e").first
+            #expect(blobAfter?.checksum == blobBefore?.checksum && blobAfter?.createdAt == blobBefore?.createdAt)
+            try await h.advance(by: 30)
+            let hit = try await h.get("/e")
+            #expect(hit.source == .cache)
+            #expect(try await h.hits("/e").total == 2)
+        }
+    }
+
+    @Test func lastModifiedValidatorIsUsedWhenThereIsNoETag() async throws {
+        try await withHarness { h in
+            let lastModified = HTTPDate.format(Date().addingTimeInterval(-86_400))
+            try await h.origin.configure(path: "/lm", headers: [("Cache-Control", "max-age=10")], body: "lm",
+                                         lastModified: lastModified)
+            _ = try await h.get("/lm")
+            try await h.advance(by: 20)
+            let again = try await h.get("/lm")
+            #expect(again.source == .revalidated && again.text == "lm")
+            let hits = try await h.hits("/lm")
+            #expect(hits.conditional == 1 && hits.notModified == 1)
+        }
+    }
+
+    @Test func slidingExpiryRenewsOnEachHit() async throws {
+        try await withHarness { h in
+            try await h.origin.configure(path: "/s", headers: [("Cache-Control", "max-age=5")], body: "sliding")
+            let url = h.origin.url("/s")
+            _ = try await h.cache.download(url, expiresIn: 100, renewExpiryOnHit: true)
+            try await h.advance(by: 80)
+            #expect(try await h.cache.download(url, expiresIn: 100, renewExpiryOnHit: true).source == .cache)
+            try await h.advance(by: 80)   // 160 s after download: only fresh because the hit at 80 s renewed it
+            #expect(try await h.cache.download(url, expiresIn: 100, renewExpiryOnHit: true).source == .cache)
+            #expect(try await h.hits("/s").total == 1)
+            try await h.advance(by: 101)  // no hit for 101 s: expired
+            #expect(try await h.cache.download(url, expiresIn: 100, renewExpiryOnHit: true).source == .network)
+            #expect(try await h.hits("/s").total == 2)
+        }
+    }
+
+    @Test func fixedExpiryWithoutRenewalExpires() async throws {
+        try await withHarness { h in
+            try await h.origin.configure(path: "/f", headers: [("Cache-Control", "max-age=5")], body: "fixed")
+            let url = h.origin.url("/f")
+            _ = try await h.cache.download(url, expiresIn: 100)
+            try await h.advance(by: 80)
+            #expect(try await h.cache.download(url, expiresIn: 100).source == .cache)
+            try await h.advance(by: 80)
+            #expect(try await h.cache.download(url, expiresIn: 100).source == .network)
+            #expect(try await h.hits("/f").total == 2)
+        }
+    }
+
+    @Test func varyKeepsOneVariantPerRequestHeaderValue() async throws {
+        try await withHarness { h in
+            try await h.origin.configure(path: "/v", headers: [("Cache-Control", "max-age=60"), ("Vary", "Accept-Language")],
+                                         body: "lang", echoHeader: "Accept-Language")
+            let en = try await h.get("/v", headers: [("Accept-Language", "en")])
+            let fr = try await h.get("/v", headers: [("Accept-Language", "fr")])
+            let enAgain = try await h.get("/v", headers: [("Accept-Language", "en")])
+            #expect(en.text == "lang|Accept-Language=en" && fr.text == "lang|Accept-Language=fr")
+            #expect(enAgain.source == .cache && enAgain.text == "lang|Accept-Language=en")
+            #expect(try await h.hits("/v").total == 2)
+            #expect(h.storedVariants("/v").count == 2)
+        }
+    }
+
+    @Test func gzipBodyIsStoredDecodedWithHeadersThatMatchIt() async throws {
+        try await withHarness { h in
+            let text = String(repeating: "compress me ", count: 500)
+            try await h.origin.configure(path: "/gz", headers: [("Cache-Control", "max-age=60")], body: text, gzip: true)
+            let first = try await h.get("/gz")
+            #expect(first.text == text)
+            #expect(first.headers.first("Content-Encoding") == nil)
+            #expect(first.headers.first("Content-Length") == String(text.utf8.count))
+            let hit = try await h.get("/gz")
+            #expect(hit.source == .cache && hit.text == text)
+            #expect(hit.headers.first("Content-Encoding") == nil)
+            #expect(hit.headers.first("Content-Length") == String(text.utf8.count))
+        }
+    }
+
+    @Test func noStoreResponseIsNeverStored() async throws {
+        try await withHarness { h in
+            try await h.origin.configure(path: "/ns", headers: [("Cache-Control", "no-store")], body: "secret")
+            #expect(try await h.get("/ns").text == "secret")
+            #expect(try await h.get("/ns").source == .network)
+            #expect(h.storedVariants("/ns").isEmpty)
+            #expect(try await h.hits("/ns").total == 2)
+        }
+    }
+}

@@ -1,0 +1,83 @@
+import CacheTestSupport
+import DownloadCache
+import Foundation
+
+/// One test's world: a live origin, a fixed clock, a fresh cache directory and a cache over them.
+struct Harness {
+    let origin: OriginServer
+    let clock: FixedClock
+    let directory: URL
+    let cache: DownloadCache
+    /// The real instant the harness was made (the clock started there).
+    let start: Date
+
+    /// Builds a harness; `configure` may adjust the cache configuration (transport, limits ...).
+    static func make(_ configure: (inout DownloadCache.Configuration) -> Void = { _ in }) throws -> Harness {
+        let origin = try OriginServer()
+        let start = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
+        let clock = FixedClock(start)
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("dlcache-client-tests-\(UUID().uuidString)", isDirectory: true)
+        var configuration = DownloadCache.Configuration(directory: directory)
+        configuration.now = clock.now
+        configuration.log = { _ in }
+        configure(&configuration)
+        let cache = try DownloadCache(configuration: configuration)
+        return Harness(origin: origin, clock: clock, directory: directory, cache: cache, start: start)
+    }
+
+    /// Moves the test clock and the origin's Date headers forward by `seconds` together.
+    func advance(by seconds: TimeInterval) async throws {
+        clock.advance(by: seconds)
+        try await origin.setClockOffset(clock.date.timeIntervalSince(start))
+    }
+
+    /// Another cache instance on the same directory (a "second process" or a reopen).
+    func reopen() throws -> DownloadCache {
+        try DownloadCache(configuration: cache.configuration)
+    }
+
+    /// Stops the origin and deletes the cache directory.
+    func tearDown() {
+        origin.stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// GET `path` through the cache.
+    func get(_ path: String, _ options: RequestOptions = RequestOptions(),
+             headers: HTTPHeaders = HTTPHeaders()) async throws(DownloadError) -> CachedResponse {
+        try await cache.response(for: CacheRequest(url: origin.url(path), headers: headers), options: options)
+    }
+
+    /// The origin's counters for `path`.
+    func hits(_ path: String) async throws -> OriginServer.Hits {
+        try await origin.hits(path)
+    }
+
+    /// The stored entries for GET `path`.
+    func storedVariants(_ path: String) -> [EntryInfo] {
+        cache.store.variants(forPrimaryKey: RFC9111.primaryKey(method: "GET", url: origin.url(path)))
+    }
+}
+
+/// Runs `body` with a fresh harness and always tears it down.
+func withHarness(_ configure: (inout DownloadCache.Configuration) -> Void = { _ in },
+                 _ body: (Harness) async throws -> Void) async throws {
+    let harness = try Harness.make(configure)
+    defer { harness.tearDown() }
+    try await body(harness)
+}
+
+extension CachedResponse {
+    /// The body as UTF-8 text ("" when unreadable).
+    var text: String { (try? data()).map { String(decoding: $0, as: UTF8.self) } ?? "" }
+}
+
+/// Current resident set size in bytes (VmRSS), 0 where unavailable.
+func residentBytes() -> Int64 {
+    guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+    for line in text.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+        if let kb = line.split(separator: " ").compactMap({ Int64($0) }).first { return kb * 1024 }
+    }
+    return 0
+}

@@ -1,0 +1,112 @@
+import CacheTestSupport
+import DownloadCache
+import Foundation
+import Testing
+
+/// The production transport against the live origin: streaming, classification of failures, gzip trap.
+@Suite struct URLSessionTransportTests {
+    let transport = URLSessionTransport(timeout: 10)
+
+    func bodyFile() -> URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-transport-\(UUID().uuidString)")
+    }
+
+    @Test func streamsTheBodyIntoTheFileAndKeepsHeaderValues() async throws {
+        let origin = try OriginServer()
+        defer { origin.stop() }
+        try await origin.configure(path: "/b", headers: [("Cache-Control", "max-age=5"), ("X-Thing", "One")],
+                                   size: 300_000, etag: "\"tag\"")
+        let file = bodyFile()
+        defer { try? FileManager.default.removeItem(at: file) }
+        let response = try await transport.send(TransportRequest(url: origin.url("/b")), bodyFile: file, progress: nil)
+        #expect(response.status == 200 && response.bodySize == 300_000)
+        #expect(try Data(contentsOf: file).count == 300_000)
+        #expect(response.headers.first("etag") == "\"tag\"" && response.headers.first("x-thing") == "One")
+        #expect(response.decodedContentEncoding == nil)
+    }
+
+    @Test func truncatedBodyIsReportedAsTruncated() async throws {
+        let origin = try OriginServer()
+        defer { origin.stop() }
+        try await origin.configure(path: "/t", size: 100_000, truncate: true)
+        let file = bodyFile()
+        defer { try? FileManager.default.removeItem(at: file) }
+        do throws(TransportError) {
+            _ = try await transport.send(TransportRequest(url: origin.url("/t")), bodyFile: file, progress: nil)
+            Issue.record("expected truncated")
+        } catch {
+            guard case .truncated(let expected, let received) = error else {
+                Issue.record("expected truncated, got \(error)")
+                return
+            }
+            #expect(expected > received && expected <= 100_000)
+        }
+    }
+
+    @Test func refusedConnectionIsConnectionFailed() async throws {
+        let origin = try OriginServer()
+        let url = origin.url("/x")
+        origin.stop()
+        let file = bodyFile()
+        defer { try? FileManager.default.removeItem(at: file) }
+        do throws(TransportError) {
+            _ = try await transport.send(TransportRequest(url: url), bodyFile: file, progress: nil)
+            Issue.record("expected connectionFailed")
+        } catch {
+            #expect(error.isOriginUnreachable)
+            if case .connectionFailed = error {} else { Issue.record("expected connectionFailed, got \(error)") }
+        }
+    }
+
+    @Test func gzipTrapHeadersAreCorrectedToMatchTheDecodedBody() async throws {
+        let origin = try OriginServer()
+        defer { origin.stop() }
+        let text = String(repeating: "abcdefgh", count: 2_000)
+        try await origin.configure(path: "/gz", body: text, gzip: true)
+        let file = bodyFile()
+        defer { try? FileManager.default.removeItem(at: file) }
+        let response = try await transport.send(TransportRequest(url: origin.url("/gz")), bodyFile: file, progress: nil)
+        #expect(try String(decoding: Data(contentsOf: file), as: UTF8.self) == text)
+        #expect(response.decodedContentEncoding == "gzip")
+        #expect(response.headers.first("Content-Encoding") == nil)
+        #expect(response.headers.first("Content-Length") == String(text.utf8.count))
+    }
+
+    @Test func redirectsAreNotFollowedUnlessAsked() async throws {
+        let origin = try OriginServer()
+        defer { origin.stop() }
+        try await origin.configure(path: "/r", status: 302, body: "", redirect: "/dest")
+        try await origin.configure(path: "/dest", body: "dest")
+        let file = bodyFile()
+        defer { try? FileManager.default.removeItem(at: file) }
+        let unfollowed = try await transport.send(TransportRequest(url: origin.url("/r")), bodyFile: file, progress: nil)
+        #expect(unfollowed.status == 302)
+        let followed = try await transport.send(TransportRequest(url: origin.url("/r"), followRedirects: true),
+                                                bodyFile: file, progress: nil)
+        #expect(followed.status == 200 && followed.url.path == "/dest")
+    }
+
+    @Test func cancellationIsReportedAsCancelled() async throws {
+        let origin = try OriginServer()
+        defer { origin.stop() }
+        try await origin.configure(path: "/slow", body: "late", delay: 2)
+        let file = bodyFile()
+        defer { try? FileManager.default.removeItem(at: file) }
+        let transport = self.transport
+        let task = Task { () async throws(TransportError) -> TransportResponse in
+            try await transport.send(TransportRequest(url: origin.url("/slow")), bodyFile: file, progress: nil)
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        task.cancel()
+        let result = await task.result
+        #expect((result.failureValue as? TransportError) == .cancelled)
+    }
+}
+
+extension Result {
+    /// The failure, or `nil` on success.
+    var failureValue: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
+}
