@@ -37,7 +37,7 @@ let package = Package(
             path: "Benchmarks/dlcache-bench"
         ),
 
-        .testTarget(name: "HTTPCacheSemanticsTests", dependencies: ["HTTPCacheSemantics"]),
+        .testTarget(name: "HTTPCacheSemanticsTests", dependencies: ["HTTPCacheSemantics"], exclude: ["Fixtures"]),
         .testTarget(name: "CacheStoreTests", dependencies: ["CacheStore", "CacheTestSupport"]),
         .testTarget(name: "DownloadCacheTests", dependencies: ["DownloadCache", "CacheTestSupport"]),
         .testTarget(name: "ModelCacheTests", dependencies: ["ModelCache", "CacheTestSupport"]),
