@@ -146,7 +146,7 @@ expect() { # expect <description> <actual> <expected>
 # --- 3. baseline with curl, then prefetch ------------------------------------------------------------------
 sed 's|.*|url = "&"\noutput = "/dev/null"|' "$T/urls.txt" > "$T/curl.cfg"
 M=$(log_mark); t0=$(now)
-curl -s --fail --parallel --parallel-max "$CONCURRENCY" -K "$T/curl.cfg"
+curl -s --no-progress-meter --fail --parallel --parallel-max "$CONCURRENCY" -K "$T/curl.cfg"
 CURL_TIME=$(elapsed "$t0" "$(now)")
 expect "curl baseline requests" "$(log_since "$M" | grep -c '^200 GET ' || true)" "$FILES"
 

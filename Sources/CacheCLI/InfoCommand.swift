@@ -38,8 +38,8 @@ public enum InfoCommand: Command {
         if !e.key.variant.isEmpty { rows.append(["variant:", e.key.variant]) }
         rows += [
             ["stored:", HTTPDate.format(e.stored.responseTime)],
-            ["age:", "\(Formatting.duration(e.age)) (\(Int(e.age))s)"],
-            ["lifetime:", "\(Formatting.duration(e.freshnessLifetime)) (\(Int(e.freshnessLifetime))s)"
+            ["age:", seconds(e.age)],
+            ["lifetime:", seconds(e.freshnessLifetime)
                 + (e.stored.overrideExpiry.map { ", caller's expiry \(HTTPDate.format($0))" } ?? "")
                 + (e.stored.slidingLifetime.map { ", sliding \(Int($0))s" } ?? "")],
             ["state:", e.isFresh ? "fresh" : "stale"],
@@ -49,11 +49,16 @@ public enum InfoCommand: Command {
                 ? "session (stored with --session: removed at next open and by 'purge --session')"
                 : "permanent (kept across runs until stale and evicted, or removed)"],
             ["body:", "\(e.bytes) bytes, " + (e.bodyFileURL.map { "file \($0.path)" } ?? "inline in the index")],
-            ["headers:", ""],
         ]
-        var text = Formatting.table(rows)
+        var text = Formatting.table(rows) + "headers:\n"
         for field in e.stored.response.headers { text += "  \(field.name): \(field.value)\n" }
         return text
+    }
+
+    /// `42s`, or `10m00s (600s)` from a minute on.
+    static func seconds(_ value: TimeInterval) -> String {
+        let whole = value.isFinite ? Int(value.rounded(.down)) : 0
+        return whole < 60 ? "\(whole)s" : "\(Formatting.duration(value)) (\(whole)s)"
     }
 
     /// Prints the explanation of every stored variant of the URL.

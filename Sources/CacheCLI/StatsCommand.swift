@@ -40,7 +40,7 @@ public enum StatsCommand: Command {
             ["entries:", "\(stats.entries) (\(pinned) pinned)"],
             ["on disk:", "\(Formatting.bytes(stats.diskBytes)) (\(stats.diskBytes) bytes)"],
             ["in memory:", "\(Formatting.bytes(Int64(stats.memoryBytes))) in \(stats.memoryEntries) entries"],
-            ["hits:", "\(hits) (\(stats.memoryHits) memory, \(stats.diskHits) disk)"],
+            ["hits:", "\(hits) (\(stats.memoryHits) memory, \(stats.diskHits) disk; counted since this process opened the cache)"],
             ["misses:", "\(misses)"],
         ]
         context.console.out(Formatting.table(rows), terminator: "")
