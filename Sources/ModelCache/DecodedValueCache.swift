@@ -13,6 +13,15 @@ struct DecodedItem: Sendable {
     var savedAt: Date
     /// Estimated bytes (encoded size plus a fixed per-entry overhead).
     var cost: Int
+    /// The store entry the value came from (metadata bytes and body checksum), to check a hit against the
+    /// index when other writers share the directory; nil if unknown.
+    var stamp: EntryStamp?
+}
+
+/// Identifies one stored version of a value: its metadata bytes (which hold the save time) and body checksum.
+struct EntryStamp: Sendable, Equatable {
+    var metadata: Data
+    var checksum: UInt32
 }
 
 /// The memory tier of decoded values: an LRU bounded by entry count and estimated cost (bytes).

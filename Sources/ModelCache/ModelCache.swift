@@ -12,8 +12,9 @@ import Synchronization
 /// keep one user's data from the next (`Configuration.user`, `eraseUser(_:)`).
 ///
 /// Thread-safe; all calls except refreshes are synchronous. The memory tier belongs to this instance: writes
-/// made through another instance (or process) on the same directory are seen only after this instance's
-/// memory copy is dropped (`handleMemoryPressure()`, or the value being evicted).
+/// made through another instance (or process) on the same directory are seen at once only with
+/// `Configuration.validatesMemoryHits`; otherwise after this instance's memory copy is dropped
+/// (`handleMemoryPressure()`, eviction, or a write through this instance).
 public final class ModelCache: Sendable {
     /// The configuration this cache was opened with.
     public let configuration: Configuration
@@ -62,13 +63,16 @@ public final class ModelCache: Sendable {
         let typeName = ModelCodec.typeName(T.self)
         let version = typeVersion ?? ModelCodec.typeVersion(T.self)
         let threshold = stalenessThreshold ?? configuration.stalenessThreshold
+        let storeKey = Self.storeKey(key)
         if let item = memory.item(forKey: key), item.typeName == typeName, item.typeVersion == version,
            let value = item.value as? T {
-            counters.withLock { $0.memoryHits += 1 }
-            return .hit(model(value, savedAt: item.savedAt, threshold: threshold))
+            if !configuration.validatesMemoryHits || isCurrent(item, storeKey: storeKey) {
+                counters.withLock { $0.memoryHits += 1 }
+                return .hit(model(value, savedAt: item.savedAt, threshold: threshold))
+            }
+            memory.remove(key)   // another writer replaced or removed it: read the store
         }
         let generation = memory.generation
-        let storeKey = Self.storeKey(key)
         guard let entry = currentStore.entry(for: storeKey) else {
             counters.withLock { $0.misses += 1 }
             return .miss
@@ -90,7 +94,8 @@ public final class ModelCache: Sendable {
         }
         let savedAt = Date(timeIntervalSinceReferenceDate: record.savedAt)
         let item = DecodedItem(value: value, typeName: typeName, typeVersion: version, savedAt: savedAt,
-                               cost: entry.body.count + DecodedValueCache.overheadPerEntry)
+                               cost: entry.body.count + DecodedValueCache.overheadPerEntry,
+                               stamp: EntryStamp(metadata: entry.info.metadata, checksum: entry.info.checksum))
         memory.insert(item, forKey: key, ifGeneration: generation)
         counters.withLock { $0.diskHits += 1 }
         return .hit(model(value, savedAt: savedAt, threshold: threshold))
@@ -159,11 +164,12 @@ public final class ModelCache: Sendable {
         do { metadata = try record.encoded() } catch {
             throw .encodingFailed(type: String(reflecting: ModelRecordMetadata.self), underlying: error)
         }
-        let item = DecodedItem(value: value, typeName: typeName, typeVersion: version, savedAt: savedAt,
+        var item = DecodedItem(value: value, typeName: typeName, typeVersion: version, savedAt: savedAt,
                                cost: body.count + DecodedValueCache.overheadPerEntry)
         try writeLock.withLock { _ throws(ModelCacheError) in
             do throws(CacheStoreError) {
-                try currentStore.store(body, metadata: metadata, for: Self.storeKey(key))
+                let info = try currentStore.store(body, metadata: metadata, for: Self.storeKey(key))
+                item.stamp = EntryStamp(metadata: info.metadata, checksum: info.checksum)
             } catch {
                 memory.remove(key)
                 throw .storage(error)
@@ -239,6 +245,12 @@ public final class ModelCache: Sendable {
     private func model<T>(_ value: T, savedAt: Date, threshold: TimeInterval) -> CachedModel<T> {
         let age = max(0, configuration.now().timeIntervalSince(savedAt))
         return CachedModel(value: value, savedAt: savedAt, age: age, isStale: age > threshold)
+    }
+
+    /// True when the store still holds the entry `item` was decoded from (or written as).
+    private func isCurrent(_ item: DecodedItem, storeKey: StoreKey) -> Bool {
+        guard let stamp = item.stamp, let info = currentStore.info(for: storeKey) else { return false }
+        return info.checksum == stamp.checksum && info.metadata == stamp.metadata
     }
 
     private func mismatch(_ record: ModelRecordMetadata, typeName: String,

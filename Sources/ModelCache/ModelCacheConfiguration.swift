@@ -38,6 +38,10 @@ extension ModelCache {
         public var maxDiskBytes: Int64?
         /// Seconds since last access after which the store may evict a value; nil = never. Default nil.
         public var maxAge: TimeInterval?
+        /// Check every memory-tier hit against the store's index (one indexed lookup, a few µs) so values
+        /// written by another `ModelCache` or process on the same directory are seen at once. Default false:
+        /// a hit is served from memory unchecked, which is right when this instance is the only writer.
+        public var validatesMemoryHits: Bool
         /// Bytes of the underlying `CacheStore`'s own memory tier. Default 0 (off): the decoded-value tier
         /// already keeps hot values, a second copy of their bytes would double the memory.
         public var storeMemoryBytes: Int
@@ -64,6 +68,7 @@ extension ModelCache {
             self.memoryCostLimit = 16 << 20
             self.maxDiskBytes = 256 << 20
             self.maxAge = nil
+            self.validatesMemoryHits = false
             self.storeMemoryBytes = 0
             self.memoryPressureNotifications = Configuration.platformMemoryPressureNotifications
             self.notificationCenter = .default

@@ -59,4 +59,23 @@ struct CrashSimulationTests {
         }
         #expect(try fixture.reopen().value(forKey: "counter", as: Int.self)?.value == 9)
     }
+
+    @Test("with validatesMemoryHits, a memory hit never hides another instance's newer write or removal")
+    func validatedMemoryHits() throws {
+        let fixture = try Fixture { $0.validatesMemoryHits = true }
+        defer { fixture.cleanUp() }
+        let other = try fixture.reopen()
+        try fixture.cache.set("v1", forKey: "k")
+        #expect(fixture.cache.value(forKey: "k", as: String.self)?.value == "v1")
+        #expect(fixture.cache.statistics.memoryHits == 1)
+
+        try other.set("v2", forKey: "k")
+        #expect(fixture.cache.value(forKey: "k", as: String.self)?.value == "v2")
+        #expect(fixture.cache.statistics.diskHits == 1)
+        #expect(fixture.cache.value(forKey: "k", as: String.self)?.value == "v2")
+        #expect(fixture.cache.statistics.memoryHits == 2)   // re-cached after the disk read
+
+        try other.removeValue(forKey: "k")
+        #expect(fixture.cache.value(forKey: "k", as: String.self) == nil)
+    }
 }
