@@ -1,0 +1,128 @@
+import Foundation
+import Testing
+import HTTPCacheSemantics
+@testable import CacheCLI
+
+/// The driver's line formats without any network: request parsing, answer encoding, header forwarding, line
+/// splitting, and the command's options.
+@Suite struct DriverParsingTests {
+    @Test func fullRequestLineKeepsHeaderOrderAndDuplicates() throws {
+        let line = #"{"id": "a1", "method": "PURGE", "url": "http://127.0.0.1:8000/x?q=1", "#
+            + #""headers": [["Accept", "text/html"], ["X-Dup", "1"], ["x-dup", "2"]], "body": "payload"}"#
+        let request = try DriverRequest.parse(line)
+        #expect(request.id == .string("a1"))
+        #expect(request.method == "PURGE")
+        #expect(request.url.absoluteString == "http://127.0.0.1:8000/x?q=1")
+        #expect(request.headers.pairs == [["Accept", "text/html"], ["X-Dup", "1"], ["x-dup", "2"]])
+        #expect(request.body == Data("payload".utf8))
+        #expect(request.cacheRequest.method == "PURGE")
+    }
+
+    @Test func minimalRequestLineUsesDefaults() throws {
+        let request = try DriverRequest.parse(#"{"id": 3, "url": "http://h/"}"#)
+        #expect(request.id == .integer(3))
+        #expect(request.method == "GET")
+        #expect(request.headers.isEmpty)
+        #expect(request.body == nil)
+        #expect(try DriverRequest.parse(#"{"id": 1.5, "url": "http://h/", "body": null, "headers": null}"#).id == .number(1.5))
+    }
+
+    @Test("malformed lines name the problem and keep the id when readable", arguments: [
+        ("", nil, "not a JSON object"),
+        ("[1, 2]", nil, "not a JSON object"),
+        (#"{"id": 1, "url": "http://h/""#, nil, "not a JSON object"),
+        (#"{"url": "http://h/"}"#, nil, "missing \"id\""),
+        (#"{"id": true, "url": "http://h/"}"#, nil, "\"id\" must be a string or a number"),
+        (#"{"id": [1], "url": "http://h/"}"#, nil, "\"id\" must be a string or a number"),
+        (#"{"id": "x"}"#, DriverID.string("x"), "\"url\" must be a string"),
+        (#"{"id": "x", "url": "http://bad host/"}"#, DriverID.string("x"), "invalid URL"),
+        (#"{"id": 9, "url": "http://h/", "method": "GE T"}"#, DriverID.integer(9), "not an HTTP token"),
+        (#"{"id": 9, "url": "http://h/", "method": 5}"#, DriverID.integer(9), "\"method\" must be a string"),
+        (#"{"id": 9, "url": "http://h/", "headers": {"A": "b"}}"#, DriverID.integer(9), "\"headers\" must be an array"),
+        (#"{"id": 9, "url": "http://h/", "headers": [["A"]]}"#, DriverID.integer(9), "pair of strings"),
+        (#"{"id": 9, "url": "http://h/", "headers": [["A", 1]]}"#, DriverID.integer(9), "pair of strings"),
+        (#"{"id": 9, "url": "http://h/", "headers": [["Bad Name", "v"]]}"#, DriverID.integer(9), "not an HTTP token"),
+        (#"{"id": 9, "url": "http://h/", "headers": [["A", "x\r\nInjected: 1"]]}"#, DriverID.integer(9), "CR, LF or NUL"),
+        (#"{"id": 9, "url": "http://h/", "body": 12}"#, DriverID.integer(9), "\"body\" must be a string or null"),
+    ] as [(String, DriverID?, String)])
+    func malformed(_ line: String, _ id: DriverID?, _ fragment: String) {
+        do {
+            let request = try DriverRequest.parse(line)
+            Issue.record("parsed unexpectedly: \(request)")
+        } catch {
+            #expect(error.id == id)
+            #expect(error.message.contains(fragment), "\(error.message)")
+        }
+    }
+
+    @Test func responseLineHasTheContractFields() throws {
+        let line = DriverResponse.response(id: .integer(4), status: 299, statusText: "Status 299",
+                                           headers: [["A", "1"], ["A", "2"]], body: "line1\nline2/é").jsonLine
+        #expect(!line.contains("\n"))
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        #expect(Set(object.keys) == ["id", "status", "statusText", "headers", "body"])
+        #expect(object["id"] as? Int == 4)
+        #expect(object["status"] as? Int == 299)
+        #expect(object["statusText"] as? String == "Status 299")
+        #expect(object["headers"] as? [[String]] == [["A", "1"], ["A", "2"]])
+        #expect(object["body"] as? String == "line1\nline2/é")
+    }
+
+    @Test("error lines always carry id, null when unknown", arguments: [
+        (DriverID?.none, #"{"error":"bad","id":null}"#),
+        (DriverID.string("s"), #"{"error":"bad","id":"s"}"#),
+        (DriverID.integer(-12), #"{"error":"bad","id":-12}"#),
+    ])
+    func errorLine(_ id: DriverID?, _ expected: String) {
+        #expect(DriverResponse.error(id: id, message: "bad").jsonLine == expected)
+    }
+
+    @Test func forwardedHeadersDropHopByHopAndConnectionNamedFields() {
+        let headers = HTTPHeaders([
+            ("Connection", "close, X-Private"), ("connection", "X-Other"), ("X-Private", "1"), ("X-Other", "2"),
+            ("Keep-Alive", "timeout=5"), ("Transfer-Encoding", "chunked"), ("Upgrade", "h2c"), ("Set-Cookie", "a=1"),
+            ("Set-Cookie", "b=2"), ("Age", "3"),
+        ])
+        #expect(DriverResponse.forwardedHeaders(headers).pairs == [["Set-Cookie", "a=1"], ["Set-Cookie", "b=2"], ["Age", "3"]])
+    }
+
+    @Test func splitterHandlesChunksCRLFAndAnUnterminatedLastLine() {
+        var splitter = DriverLineSplitter()
+        #expect(splitter.feed(Data("{\"a\"".utf8)) == [])
+        #expect(splitter.feed(Data(":1}\r\n{\"b\":2}\n\n{\"c\"".utf8)) == ["{\"a\":1}", "{\"b\":2}", ""])
+        #expect(splitter.feed(Data(":3}".utf8)) == [])
+        #expect(splitter.finish() == "{\"c\":3}")
+        #expect(splitter.finish() == nil)
+        #expect(splitter.feed(Data([0x66, 0xFF, 0x0A])) == ["f\u{FFFD}"])
+    }
+
+    @Test("blank lines are recognised", arguments: [("", true), ("  \t\r", true), (" x ", false), ("{}", false)])
+    func blank(_ line: String, _ isBlank: Bool) {
+        #expect(DriverSession.isBlank(line) == isBlank)
+    }
+
+    @Test("--mode values", arguments: [(["--mode", "shared"], "shared"), (["--mode=private"], "private"), ([], "private")])
+    func modeOption(_ args: [String], _ expected: String) throws {
+        let parsed = try ArgumentParser.parse(args, options: DriverCommand.options, positionals: DriverCommand.arguments)
+        #expect(try DriverCommand.mode(parsed) == (expected == "shared" ? .shared : .private))
+    }
+
+    @Test func badModeExits64WithoutReadingStdin() async throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let run = await cli.run(["driver", "--mode", "public"])
+        #expect(run.code == 64)
+        #expect(run.err == "Error: invalid value 'public' for '--mode': expected private or shared (see 'dlcache driver --help')\n")
+        #expect(run.out.isEmpty)
+    }
+
+    @Test func helpDescribesTheLineFormats() async throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let run = await cli.run(["driver", "--help"])
+        #expect(run.code == 0)
+        #expect(run.out.hasPrefix("OVERVIEW: \(DriverCommand.abstract)\n"))
+        #expect(run.out.contains("USAGE: dlcache driver [--cache-dir <dir>] [--namespace <name>] [--mode <private|shared>]"))
+        #expect(run.out.contains("U+FFFD"))
+    }
+}
