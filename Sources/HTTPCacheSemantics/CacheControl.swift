@@ -79,13 +79,13 @@ public struct CacheControl: Sendable, Hashable {
     /// Parses one or more comma-separated directives from a single field value.
     public init(parsing value: String) {
         self.init()
-        for member in HeaderSyntax.listMembers(value) { apply(member) }
+        parse(value)
     }
 
     /// Parses every `Cache-Control` line of `headers` (as one combined list, RFC 9110 §5.3).
     public init(headers: HTTPHeaders) {
         self.init()
-        for member in HeaderSyntax.listMembers(of: headers, named: "Cache-Control") { apply(member) }
+        for field in headers.fields where field.hasName("Cache-Control") { parse(field.value) }
     }
 
     /// Request directives, with `Pragma: no-cache` treated as `no-cache` when no `Cache-Control` is present (§5.4).
@@ -111,108 +111,10 @@ public struct CacheControl: Sendable, Hashable {
     }
 
     private static func pragmaNoCache(_ headers: HTTPHeaders) -> Bool {
-        HeaderSyntax.listMembers(of: headers, named: "Pragma").contains { $0.lowercased() == "no-cache" }
-    }
-
-    // MARK: - One directive
-
-    private mutating func apply(_ member: String) {
-        let name: String
-        var argument: String?
-        if let eq = member.firstIndex(of: "=") {
-            name = HTTPHeaders.trimOWS(String(member[..<eq])).lowercased()
-            let raw = HTTPHeaders.trimOWS(String(member[member.index(after: eq)...]))
-            if HeaderSyntax.isUnterminatedQuote(raw) { problems.append("\(name): unterminated quoted string") }
-            argument = HeaderSyntax.unquote(raw) ?? raw
-        } else {
-            name = member.lowercased()
+        var found = false
+        for value in headers.values(for: "Pragma") {
+            HeaderSyntax.forEachMember(value) { if HTTPHeaders.namesEqual(String($0), "no-cache") { found = true } }
         }
-        switch name {
-        case "max-age": maxAge = seconds(maxAge, name, argument, invalidMeansZero: true, keepLargest: false)
-        case "s-maxage": sMaxAge = seconds(sMaxAge, name, argument, invalidMeansZero: true, keepLargest: false)
-        case "min-fresh": minFresh = seconds(minFresh, name, argument, invalidMeansZero: false, keepLargest: true)
-        case "stale-while-revalidate":
-            staleWhileRevalidate = seconds(staleWhileRevalidate, name, argument, invalidMeansZero: false, keepLargest: false)
-        case "stale-if-error":
-            staleIfError = seconds(staleIfError, name, argument, invalidMeansZero: false, keepLargest: false)
-        case "max-stale": applyMaxStale(argument)
-        case "no-cache":
-            if let argument {
-                let fields = HeaderSyntax.listMembers(argument).map { $0.lowercased() }
-                if fields.isEmpty {
-                    noCache = true
-                    problems.append("no-cache with an empty field list treated as unqualified no-cache")
-                } else {
-                    noCacheFields.append(contentsOf: fields.filter { !noCacheFields.contains($0) })
-                }
-            } else {
-                noCache = true
-            }
-        case "private":
-            isPrivate = true
-            if let argument {
-                let fields = HeaderSyntax.listMembers(argument).map { $0.lowercased() }
-                privateFields.append(contentsOf: fields.filter { !privateFields.contains($0) })
-            }
-        default: applyFlag(name, argument)
-        }
-    }
-
-    private mutating func applyFlag(_ name: String, _ argument: String?) {
-        switch name {
-        case "no-store": noStore = true
-        case "public": isPublic = true
-        case "must-revalidate": mustRevalidate = true
-        case "proxy-revalidate": proxyRevalidate = true
-        case "must-understand": mustUnderstand = true
-        case "no-transform": noTransform = true
-        case "immutable": immutable = true
-        case "only-if-cached": onlyIfCached = true
-        default:
-            extensions.append(Extension(name: name, value: argument))
-            return
-        }
-        if argument != nil { problems.append("\(name) takes no argument; argument ignored") }
-    }
-
-    /// The new value of a delta-seconds directive given its old value and this occurrence's argument.
-    private mutating func seconds(
-        _ old: Int?, _ name: String, _ argument: String?, invalidMeansZero: Bool, keepLargest: Bool
-    ) -> Int? {
-        guard let argument, let value = HeaderSyntax.deltaSeconds(argument) else {
-            let shown = argument.map { "\"\($0)\"" } ?? "no value"
-            if invalidMeansZero {
-                problems.append("\(name) has invalid delta-seconds (\(shown)); treated as 0, i.e. stale (RFC 9111 §4.2.1)")
-                return merged(old, 0, name, keepLargest: keepLargest)
-            }
-            problems.append("\(name) has invalid delta-seconds (\(shown)); ignored")
-            return old
-        }
-        return merged(old, value, name, keepLargest: keepLargest)
-    }
-
-    private mutating func merged(_ old: Int?, _ value: Int, _ name: String, keepLargest: Bool) -> Int {
-        guard let old, old != value else { return value }
-        let chosen = keepLargest ? max(old, value) : min(old, value)
-        problems.append("\(name) given twice (\(old) and \(value)); using the most restrictive, \(chosen)")
-        return chosen
-    }
-
-    private mutating func applyMaxStale(_ argument: String?) {
-        guard let argument else {
-            if maxStale == nil { maxStale = .any }
-            return
-        }
-        guard let value = HeaderSyntax.deltaSeconds(argument) else {
-            problems.append("max-stale has invalid delta-seconds (\"\(argument)\"); ignored")
-            return
-        }
-        switch maxStale {
-        case .seconds(let old) where old != value:
-            problems.append("max-stale given twice (\(old) and \(value)); using the most restrictive, \(min(old, value))")
-            maxStale = .seconds(min(old, value))
-        case .seconds: break
-        case .any, nil: maxStale = .seconds(value)
-        }
+        return found
     }
 }

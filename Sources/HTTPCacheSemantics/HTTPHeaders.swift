@@ -105,7 +105,23 @@ public struct HTTPHeaders: Sendable, Hashable, Codable, Sequence, ExpressibleByA
     public static func namesEqual(_ a: String, _ b: String) -> Bool {
         let ua = a.utf8, ub = b.utf8
         guard ua.count == ub.count else { return false }
+        let fast = ua.withContiguousStorageIfAvailable { pa in
+            ub.withContiguousStorageIfAvailable { pb in bytesEqualIgnoringCase(pa, pb) }
+        }
+        if let fast, let result = fast { return result }
         for (x, y) in zip(ua, ub) where x != y {
+            let lx = (x >= 65 && x <= 90) ? x + 32 : x
+            let ly = (y >= 65 && y <= 90) ? y + 32 : y
+            if lx != ly { return false }
+        }
+        return true
+    }
+
+    /// ASCII case-insensitive comparison of two equally long byte buffers.
+    private static func bytesEqualIgnoringCase(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        for i in 0..<a.count {
+            let x = a[i], y = b[i]
+            if x == y { continue }
             let lx = (x >= 65 && x <= 90) ? x + 32 : x
             let ly = (y >= 65 && y <= 90) ? y + 32 : y
             if lx != ly { return false }
@@ -115,9 +131,22 @@ public struct HTTPHeaders: Sendable, Hashable, Codable, Sequence, ExpressibleByA
 
     /// Removes leading and trailing spaces and horizontal tabs (RFC 9110 OWS).
     public static func trimOWS(_ s: String) -> String {
-        var sub = Substring(s)
-        while let c = sub.first, c == " " || c == "\t" { sub.removeFirst() }
-        while let c = sub.last, c == " " || c == "\t" { sub.removeLast() }
-        return String(sub)
+        let utf8 = s.utf8
+        guard let first = utf8.first, let last = utf8.last,
+              first == 0x20 || first == 0x09 || last == 0x20 || last == 0x09 else { return s }
+        return String(trimOWS(Substring(s)))
+    }
+
+    /// `s` without leading and trailing spaces and horizontal tabs (byte-wise; both are ASCII).
+    static func trimOWS(_ s: Substring) -> Substring {
+        let utf8 = s.utf8
+        var lower = utf8.startIndex, upper = utf8.endIndex
+        while lower < upper, utf8[lower] == 0x20 || utf8[lower] == 0x09 { lower = utf8.index(after: lower) }
+        while lower < upper {
+            let before = utf8.index(before: upper)
+            guard utf8[before] == 0x20 || utf8[before] == 0x09 else { break }
+            upper = before
+        }
+        return s[lower..<upper]
     }
 }

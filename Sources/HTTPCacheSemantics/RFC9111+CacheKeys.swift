@@ -23,23 +23,40 @@ extension RFC9111 {
     /// path becomes `/`, the fragment is removed; user info, path and query are kept byte-exact (paths are
     /// case-sensitive and `%7E` is not rewritten). URLs Foundation cannot decompose keep their string minus fragment.
     public static func normalizedURI(_ url: URL) -> String {
-        guard let parts = URLComponents(url: url, resolvingAgainstBaseURL: true),
-              let scheme = parts.scheme?.lowercased(), let host = parts.percentEncodedHost else {
-            return stripFragment(url.absoluteString)
-        }
+        normalizedURI(string: url.absoluteString)
+    }
+
+    /// ``normalizedURI(_:)`` on the text of an absolute URI (RFC 3986 §3 syntax, scanned byte by byte).
+    static func normalizedURI(string text: String) -> String {
+        let uri = stripFragment(text)
+        let utf8 = uri.utf8
+        guard let colon = utf8.firstIndex(of: 0x3A),
+              uri[colon...].hasPrefix("://") else { return uri }
+        let scheme = HeaderSyntax.asciiLowercased(uri[..<colon])
+        let authorityStart = utf8.index(colon, offsetBy: 3)
+        let authorityEnd = utf8[authorityStart...].firstIndex { $0 == 0x2F || $0 == 0x3F } ?? utf8.endIndex
+        var hostStart = authorityStart
         var out = scheme + "://"
-        if let user = parts.percentEncodedUser {
-            out += user
-            if let password = parts.percentEncodedPassword { out += ":" + password }
-            out += "@"
+        if let at = utf8[authorityStart..<authorityEnd].lastIndex(of: 0x40) {
+            out += uri[authorityStart...at]
+            hostStart = utf8.index(after: at)
         }
-        let lowerHost = host.lowercased()
-        let needsBrackets = lowerHost.contains(":") && !lowerHost.hasPrefix("[")
-        out += needsBrackets ? "[" + lowerHost + "]" : lowerHost
-        if let port = parts.port, !isDefaultPort(port, scheme: scheme) { out += ":\(port)" }
-        let path = parts.percentEncodedPath
-        out += path.isEmpty && (scheme == "http" || scheme == "https") ? "/" : path
-        if let query = parts.percentEncodedQuery { out += "?" + query }
+        // The port separator is the last ':' after any IPv6 literal's closing bracket.
+        let bracket = utf8[hostStart..<authorityEnd].lastIndex(of: 0x5D)
+        let portSearchStart = bracket.map { utf8.index(after: $0) } ?? hostStart
+        let portColon = utf8[portSearchStart..<authorityEnd].lastIndex(of: 0x3A)
+        out += HeaderSyntax.asciiLowercased(uri[hostStart..<(portColon ?? authorityEnd)])
+        if let portColon {
+            let portText = uri[utf8.index(after: portColon)..<authorityEnd]
+            if let port = HeaderSyntax.deltaSeconds(portText) {
+                if !isDefaultPort(port, scheme: scheme) { out += ":\(port)" }
+            } else if !portText.isEmpty {
+                out += ":" + portText
+            }
+        }
+        let rest = uri[authorityEnd...]
+        if (rest.isEmpty || rest.utf8.first == 0x3F) && (scheme == "http" || scheme == "https") { out += "/" }
+        out += rest
         return out
     }
 
@@ -48,7 +65,7 @@ extension RFC9111 {
     }
 
     private static func stripFragment(_ text: String) -> String {
-        guard let hash = text.firstIndex(of: "#") else { return text }
+        guard let hash = text.utf8.firstIndex(of: 0x23) else { return text }
         return String(text[..<hash])
     }
 
@@ -65,9 +82,28 @@ extension RFC9111 {
         return names.sorted().map { name -> String in
             let values = request.values(for: name)
             if values.isEmpty { return escape(name) }
-            let members = values.flatMap { HeaderSyntax.listMembers($0) }.map { HeaderSyntax.collapseWhitespace($0) }
-            return escape(name) + ":" + escape(members.joined(separator: ","))
+            return escape(name) + ":" + escape(normalizedValue(values))
         }.joined(separator: "\n")
+    }
+
+    /// All lines of one request field as one normalised list: members trimmed, inner whitespace collapsed, `,`-joined.
+    static func normalizedValue(_ values: [String]) -> String {
+        var members: [String] = []
+        for value in values {
+            HeaderSyntax.forEachMember(value) { members.append(HeaderSyntax.collapseWhitespace($0)) }
+        }
+        return members.joined(separator: ",")
+    }
+
+    /// Whether two requests agree on every field in `names` (§4.1), exactly as equal ``secondaryKey(vary:request:)``s.
+    static func varyValuesMatch(_ names: [String], _ a: HTTPHeaders, _ b: HTTPHeaders) -> Bool {
+        for name in names {
+            let left = a.values(for: name), right = b.values(for: name)
+            if left == right { continue }
+            if left.isEmpty || right.isEmpty { return false }
+            if normalizedValue(left) != normalizedValue(right) { return false }
+        }
+        return true
     }
 
     private static func escape(_ text: String) -> String {
@@ -104,13 +140,12 @@ extension RFC9111 {
     static func mismatchReason(stored: StoredResponse, request: CacheRequest) -> String? {
         let methodOK = stored.requestMethod == request.method || (request.method == "HEAD" && stored.requestMethod == "GET")
         if !methodOK { return "stored response was for \(stored.requestMethod), request is \(request.method) (RFC 9111 §4.1)" }
-        let headers = stored.response.headers
-        guard let storedKey = secondaryKey(vary: headers, request: stored.varyingRequestHeaders) else {
+        guard stored.response.headers.contains("Vary") else { return nil }
+        guard let names = HeaderSyntax.varyFieldNames(stored.response.headers) else {
             return "stored response has Vary: *, which never matches (RFC 9111 §4.1)"
         }
-        guard storedKey == secondaryKey(vary: headers, request: request.headers) else {
-            let names = (HeaderSyntax.varyFieldNames(headers) ?? []).joined(separator: ", ")
-            return "request's values of Vary fields (\(names)) differ from the stored request's (RFC 9111 §4.1)"
+        guard varyValuesMatch(names, stored.varyingRequestHeaders, request.headers) else {
+            return "request's values of Vary fields (\(names.joined(separator: ", "))) differ from the stored request's (RFC 9111 §4.1)"
         }
         return nil
     }

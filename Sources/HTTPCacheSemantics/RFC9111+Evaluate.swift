@@ -9,11 +9,12 @@ extension RFC9111 {
         let age: TimeInterval
         let mode: CacheMode
 
-        init(stored: StoredResponse, request: CacheRequest, now: Date, options: EvaluationOptions) {
-            response = options.ignoreServerCacheControl ? CacheControl() : CacheControl.response(stored.response.headers)
-            self.request = CacheControl.request(request.headers)
-            lifetime = RFC9111.lifetime(stored, options: options)
-            age = RFC9111.currentAge(stored, now: now)
+        init(stored: StoredResponse, request: CacheRequest, now: Date, options: EvaluationOptions, requestCC: CacheControl? = nil) {
+            let parsed = ParsedResponse(stored.response.headers)
+            response = options.ignoreServerCacheControl ? CacheControl() : parsed.cacheControl
+            self.request = requestCC ?? CacheControl.request(request.headers)
+            lifetime = RFC9111.lifetime(stored, options: options, parsed: parsed)
+            age = RFC9111.currentAge(stored, now: now, parsed: parsed)
             mode = options.mode
         }
 
@@ -69,7 +70,7 @@ extension RFC9111 {
             return mustValidate("policy reloadRevalidatingCacheData validates every stored response",
                                 request: request, stored: stored, onlyIfCached: requestCC.onlyIfCached)
         case .useProtocolCachePolicy, .reloadIgnoringLocalCacheData:
-            return protocolDecision(request: request, stored: stored, now: now, options: options)
+            return protocolDecision(request: request, stored: stored, now: now, options: options, requestCC: requestCC)
         }
     }
 
@@ -82,9 +83,9 @@ extension RFC9111 {
     }
 
     private static func protocolDecision(
-        request: CacheRequest, stored: StoredResponse, now: Date, options: EvaluationOptions
+        request: CacheRequest, stored: StoredResponse, now: Date, options: EvaluationOptions, requestCC: CacheControl
     ) -> CacheDecision {
-        let facts = Facts(stored: stored, request: request, now: now, options: options)
+        let facts = Facts(stored: stored, request: request, now: now, options: options, requestCC: requestCC)
         let onlyIfCached = facts.request.onlyIfCached
         func validate(_ why: String) -> CacheDecision {
             mustValidate(why + "; " + facts.ageText, request: request, stored: stored, onlyIfCached: onlyIfCached)

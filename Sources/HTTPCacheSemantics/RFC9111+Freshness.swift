@@ -7,6 +7,19 @@ extension RFC9111 {
         var source: String
     }
 
+    /// The response fields freshness and age depend on, parsed once per decision.
+    struct ParsedResponse {
+        let cacheControl: CacheControl
+        let date: Date?
+        let age: Int?
+
+        init(_ headers: HTTPHeaders) {
+            cacheControl = CacheControl.response(headers)
+            date = HeaderSyntax.firstDate(headers, "Date")
+            age = HeaderSyntax.age(headers)
+        }
+    }
+
     /// The freshness lifetime in seconds (RFC 9111 §4.2.1), never negative.
     ///
     /// Order: the caller's ``StoredResponse/overrideExpiry`` (or a pending sliding expiry), then
@@ -15,11 +28,11 @@ extension RFC9111 {
     /// `max-age`, `Expires − Date` (an invalid or repeated, differing `Expires` means 0: already stale; no
     /// `Date` → `response_time`); finally the heuristic of §4.2.2 for heuristically cacheable statuses or `public`.
     public static func freshnessLifetime(_ stored: StoredResponse, options: EvaluationOptions) -> TimeInterval {
-        lifetime(stored, options: options).seconds
+        lifetime(stored, options: options, parsed: ParsedResponse(stored.response.headers)).seconds
     }
 
-    static func lifetime(_ stored: StoredResponse, options: EvaluationOptions) -> Lifetime {
-        let initialAge = correctedInitialAge(stored)
+    static func lifetime(_ stored: StoredResponse, options: EvaluationOptions, parsed: ParsedResponse) -> Lifetime {
+        let initialAge = correctedInitialAge(stored, parsed: parsed)
         if let expiry = effectiveOverrideExpiry(stored) {
             let seconds = max(0, initialAge + expiry.timeIntervalSince(stored.responseTime))
             return Lifetime(seconds: seconds, source: "caller's expiry \(HTTPDate.format(expiry))")
@@ -29,10 +42,11 @@ extension RFC9111 {
                             source: "caller's lifetime \(RFC9111.seconds(override)) from receipt")
         }
         let headers = stored.response.headers
-        if !options.ignoreServerCacheControl, let explicit = explicitLifetime(headers, stored: stored, mode: options.mode) {
+        if !options.ignoreServerCacheControl,
+           let explicit = explicitLifetime(headers, parsed: parsed, stored: stored, mode: options.mode) {
             return explicit
         }
-        return heuristicLifetime(stored, options: options)
+        return heuristicLifetime(stored, options: options, parsed: parsed)
     }
 
     static func effectiveOverrideExpiry(_ stored: StoredResponse) -> Date? {
@@ -41,8 +55,10 @@ extension RFC9111 {
         return nil
     }
 
-    private static func explicitLifetime(_ headers: HTTPHeaders, stored: StoredResponse, mode: CacheMode) -> Lifetime? {
-        let cc = CacheControl.response(headers)
+    private static func explicitLifetime(
+        _ headers: HTTPHeaders, parsed: ParsedResponse, stored: StoredResponse, mode: CacheMode
+    ) -> Lifetime? {
+        let cc = parsed.cacheControl
         if mode == .shared, let s = cc.sMaxAge {
             return Lifetime(seconds: TimeInterval(s), source: "s-maxage=\(s)")
         }
@@ -55,20 +71,20 @@ extension RFC9111 {
         guard let expires = HTTPDate.parse(first) else {
             return Lifetime(seconds: 0, source: "invalid Expires \"\(first)\", treated as already stale (RFC 9111 §5.3)")
         }
-        let base = HeaderSyntax.firstDate(headers, "Date") ?? stored.responseTime
+        let base = parsed.date ?? stored.responseTime
         return Lifetime(seconds: max(0, expires.timeIntervalSince(base)), source: "Expires − Date")
     }
 
-    private static func heuristicLifetime(_ stored: StoredResponse, options: EvaluationOptions) -> Lifetime {
+    private static func heuristicLifetime(_ stored: StoredResponse, options: EvaluationOptions, parsed: ParsedResponse) -> Lifetime {
         let headers = stored.response.headers
-        let isPublic = !options.ignoreServerCacheControl && CacheControl.response(headers).isPublic
+        let isPublic = !options.ignoreServerCacheControl && parsed.cacheControl.isPublic
         guard heuristicallyCacheableStatuses.contains(stored.response.status) || isPublic else {
             return Lifetime(seconds: 0, source: "no explicit freshness and status \(stored.response.status) is not heuristically cacheable")
         }
         guard let lastModified = HeaderSyntax.firstDate(headers, "Last-Modified") else {
             return Lifetime(seconds: 0, source: "no explicit freshness and no Last-Modified for a heuristic")
         }
-        let base = HeaderSyntax.firstDate(headers, "Date") ?? stored.responseTime
+        let base = parsed.date ?? stored.responseTime
         let since = max(0, base.timeIntervalSince(lastModified))
         let fraction = options.heuristicFraction.isFinite ? max(0, options.heuristicFraction) : 0
         let seconds = min(since * fraction, max(0, options.heuristicCap))
@@ -81,11 +97,18 @@ extension RFC9111 {
     /// (negative delays count as 0).
     public static func correctedInitialAge(_ stored: StoredResponse) -> TimeInterval {
         let headers = stored.response.headers
-        let dateValue = HeaderSyntax.firstDate(headers, "Date") ?? stored.responseTime
+        return correctedInitialAge(stored, date: HeaderSyntax.firstDate(headers, "Date"), age: HeaderSyntax.age(headers))
+    }
+
+    static func correctedInitialAge(_ stored: StoredResponse, parsed: ParsedResponse) -> TimeInterval {
+        correctedInitialAge(stored, date: parsed.date, age: parsed.age)
+    }
+
+    private static func correctedInitialAge(_ stored: StoredResponse, date: Date?, age: Int?) -> TimeInterval {
+        let dateValue = date ?? stored.responseTime
         let apparentAge = max(0, stored.responseTime.timeIntervalSince(dateValue))
         let responseDelay = max(0, stored.responseTime.timeIntervalSince(stored.requestTime))
-        let ageValue = TimeInterval(HeaderSyntax.age(headers) ?? 0)
-        return max(apparentAge, ageValue + responseDelay)
+        return max(apparentAge, TimeInterval(age ?? 0) + responseDelay)
     }
 
     /// The current age in seconds (RFC 9111 §4.2.3): corrected_initial_age + resident_time, where
@@ -94,8 +117,13 @@ extension RFC9111 {
         correctedInitialAge(stored) + max(0, now.timeIntervalSince(stored.responseTime))
     }
 
+    static func currentAge(_ stored: StoredResponse, now: Date, parsed: ParsedResponse) -> TimeInterval {
+        correctedInitialAge(stored, parsed: parsed) + max(0, now.timeIntervalSince(stored.responseTime))
+    }
+
     /// Whether `stored` is fresh at `now` (RFC 9111 §4.2): freshness lifetime > current age.
     public static func isFresh(_ stored: StoredResponse, now: Date, options: EvaluationOptions) -> Bool {
-        freshnessLifetime(stored, options: options) > currentAge(stored, now: now)
+        let parsed = ParsedResponse(stored.response.headers)
+        return lifetime(stored, options: options, parsed: parsed).seconds > currentAge(stored, now: now, parsed: parsed)
     }
 }

@@ -18,6 +18,12 @@ import Testing
         ("https://user:pw@example.com/a", "https://user:pw@example.com/a"),
         ("http://[::1]:8080/a", "http://[::1]:8080/a"),
         ("http://127.0.0.1:80/a", "http://127.0.0.1/a"),
+        ("https://example.com?q=1", "https://example.com/?q=1"),
+        ("http://example.com:0080/a", "http://example.com/a"),
+        ("http://u@Example.com:81", "http://u@example.com:81/"),
+        ("http://[FE80::1]/a", "http://[fe80::1]/a"),
+        ("https://example.com/a/b?c=d/e:f@g#h?i", "https://example.com/a/b?c=d/e:f@g"),
+        ("file:///tmp/A#x", "file:///tmp/A"),
     ])
     func normalisesURI(input: String, expected: String) throws {
         let url = try #require(URL(string: input))

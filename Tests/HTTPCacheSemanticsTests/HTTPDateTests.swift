@@ -28,6 +28,8 @@ import Testing
         "Sun, 06 Nov 1994 08:49:37 GMT extra", "Sun, 06 Nov 1994 08:49:37 +0200", "Sun, 00 Nov 1994 08:49:37 GMT",
         "Sun, 06 Nov 1994 08:49 GMT", "Sun, 06 Nov 1994 8:49:37:01 GMT", "1994-11-06T08:49:37Z",
         "Thu, 01 Dec 1994 16:00:00 GMT, Fri, 02 Dec 1994 16:00:00 GMT",
+        "Sun, 06 Nov 99999999999999999999999 08:49:37 GMT", "Sun, 99999999999999999999999 Nov 1994 08:49:37 GMT",
+        "Sun, 06 Nov 1994 0000000000000000000008:49:37 GMT",
     ])
     func rejectsInvalid(text: String) {
         #expect(HTTPDate.parse(text) == nil)
