@@ -131,12 +131,13 @@ public final class OriginServer: Sendable {
     }
 
     /// Programs the behaviour of `path`; every argument left `nil` is left out of the config.
-    /// - Parameters: see `origin.py`'s docstring: `size` is in bytes, `delay` in seconds.
+    /// - Parameters: see `origin.py`'s docstring: `size` is in bytes, `delay` and `chunkDelay` (pause after
+    ///   each 64 KiB chunk of a generated body) in seconds.
     /// - Throws: `OriginError` when the control request fails.
     public func configure(path: String, status: Int = 200, headers: [(String, String)] = [], body: String? = nil,
                           size: Int? = nil, etag: String? = nil, lastModified: String? = nil, delay: Double? = nil,
                           truncate: Bool = false, drop: Bool = false, gzip: Bool = false, redirect: String? = nil,
-                          echoHeader: String? = nil) async throws {
+                          echoHeader: String? = nil, chunkDelay: Double? = nil) async throws {
         var config: [String: Any] = ["path": path, "status": status, "headers": headers.map { [$0.0, $0.1] }]
         if let body { config["body"] = body }
         if let size { config["size"] = size }
@@ -148,6 +149,7 @@ public final class OriginServer: Sendable {
         if gzip { config["gzip"] = true }
         if let redirect { config["redirect"] = redirect }
         if let echoHeader { config["echo_header"] = echoHeader }
+        if let chunkDelay { config["chunk_delay"] = chunkDelay }
         let data = try JSONSerialization.data(withJSONObject: config)
         _ = try await control("POST", "/__config", body: data)
     }

@@ -9,7 +9,8 @@ Control plane (same port):
   POST /__config   JSON {"path": "/a", "status": 200, "headers": [["Cache-Control", "max-age=60"]],
                          "body": "text" | "size": N, "etag": "\"v1\"", "last_modified": "<HTTP-date>",
                          "delay": 0.2, "truncate": true, "drop": true, "gzip": true,
-                         "redirect": "/b", "echo_header": "Accept-Language", "no_content_length": false}
+                         "redirect": "/b", "echo_header": "Accept-Language", "no_content_length": false,
+                         "chunk_delay": 0.01 (seconds slept after each 64 KiB chunk of a generated body)}
                    (the config of a path replaces any earlier config of the same path)
   GET  /__hits     JSON {path: {"total": n, "conditional": n, "not_modified": n, "methods": {...}}}
   POST /__clock    JSON {"offset": seconds}: Date headers say real time + offset (follows a test's fixed clock)
@@ -204,7 +205,7 @@ class Handler(BaseHTTPRequestHandler):
         if method != "HEAD":
             self.wfile.write(body)
 
-    def _stream_generated(self, size, limit):
+    def _stream_generated(self, size, limit, chunk_delay=0.0):
         """Writes the first `limit` bytes of a generated body of `size` bytes, in 64 KiB chunks."""
         sent = 0
         limit = min(size, limit)
@@ -212,6 +213,9 @@ class Handler(BaseHTTPRequestHandler):
             n = min(len(CHUNK), limit - sent)
             self.wfile.write(CHUNK[:n])
             sent += n
+            if chunk_delay > 0:
+                self.wfile.flush()
+                time.sleep(chunk_delay)
 
     # ---- configured paths -----------------------------------------------------------------------
 
@@ -292,7 +296,7 @@ class Handler(BaseHTTPRequestHandler):
         if body is not None:
             self.wfile.write(body[:limit])
         else:
-            self._stream_generated(size, limit)
+            self._stream_generated(size, limit, float(config.get("chunk_delay") or 0))
         if config.get("truncate"):
             self.wfile.flush()
             self._drop()

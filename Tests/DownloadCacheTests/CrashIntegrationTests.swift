@@ -1,0 +1,76 @@
+import CacheTestSupport
+import DownloadCache
+import Foundation
+import Testing
+
+/// A `dlcache get` child process killed with SIGKILL mid-download leaves nothing served and a clean store.
+@Suite struct CrashIntegrationTests {
+    /// The `dlcache` binary built next to this test bundle (`.build/<config>/dlcache`), if it exists.
+    static var dlcacheBinary: URL? {
+        let candidates = [
+            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
+            Bundle.main.bundleURL.deletingLastPathComponent(),
+            Bundle.main.bundleURL,
+        ]
+        for directory in candidates {
+            let binary = directory.appendingPathComponent("dlcache")
+            if FileManager.default.isExecutableFile(atPath: binary.path) { return binary }
+        }
+        return nil
+    }
+
+    @Test(arguments: [0.15, 0.4, 0.8])
+    func killedDownloadLeavesNothingServedAndACleanStore(killAfter seconds: Double) async throws {
+        guard let binary = Self.dlcacheBinary else {
+            Issue.record("dlcache binary not found next to the test bundle; build all products first (swift build)")
+            return
+        }
+        try await withHarness { h in
+            // 16 MiB in 256 chunks with 5 ms pauses: about 1.3 s, so every kill lands mid-transfer.
+            try await h.origin.configure(path: "/big", headers: [("Cache-Control", "max-age=600")],
+                                         size: 16 << 20, chunkDelay: 0.005)
+            let child = Process()
+            child.executableURL = binary
+            // Its own cache root: no other instance may hold it open, so the next open runs full recovery.
+            let root = h.directory.appendingPathComponent("child-root", isDirectory: true)
+            child.arguments = ["get", h.origin.url("/big").absoluteString, "--cache-dir", root.path,
+                               "-o", "/dev/null"]
+            child.standardOutput = FileHandle.nullDevice
+            child.standardError = FileHandle.nullDevice
+            try child.run()
+            var started = false
+            for _ in 0..<200 where !started {   // bounded: at most ~2 s for the request to reach the origin
+                started = try await h.hits("/big").total > 0
+                if !started { try await Task.sleep(for: .milliseconds(10)) }
+            }
+            #expect(started)
+            try await Task.sleep(for: .milliseconds(Int(seconds * 1_000)))
+            kill(child.processIdentifier, SIGKILL)
+            child.waitUntilExit()
+            #expect(child.terminationReason == .uncaughtSignal)
+
+            var configuration = DownloadCache.Configuration(directory: root)
+            configuration.log = { _ in }
+            let reopened = try DownloadCache(configuration: configuration)
+            let report = reopened.store.verify(repair: false)
+            #expect(report.ok, "store problems after the kill: \(report.problems)")
+            let tmp = reopened.store.directoryURL.appendingPathComponent("tmp")
+            let leftovers = (try? FileManager.default.contentsOfDirectory(atPath: tmp.path)) ?? []
+            #expect(leftovers.isEmpty, "tmp/ still holds \(leftovers)")
+            let key = RFC9111.primaryKey(method: "GET", url: h.origin.url("/big"))
+            #expect(reopened.store.variants(forPrimaryKey: key).isEmpty)
+            do throws(DownloadError) {
+                _ = try await reopened.response(for: CacheRequest(url: h.origin.url("/big")),
+                                                options: RequestOptions(policy: .dontLoad))
+                Issue.record("nothing may be served after a killed download")
+            } catch {
+                #expect(error.code == .notCached)
+            }
+            // The store still works: a full download is stored and served.
+            let full = try await reopened.response(for: CacheRequest(url: h.origin.url("/big")))
+            #expect(full.bodySize == 16 << 20 && full.source == .network)
+            let hit = try await reopened.response(for: CacheRequest(url: h.origin.url("/big")))
+            #expect(hit.source == .cache)
+        }
+    }
+}
