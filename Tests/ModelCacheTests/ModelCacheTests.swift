@@ -134,4 +134,24 @@ struct ModelCacheTests {
         #expect(throws: ModelCacheError.self) { try ModelCache(configuration: configuration) }
         #expect(throws: ModelCacheError.self) { try ModelCache(directory: directory, user: "") }
     }
+
+    @Test("a store failure surfaces as ModelCacheError.storage and drops the stale memory copy; reads stay safe")
+    func storageFailure() throws {
+        let fixture = try Fixture()
+        defer { fixture.cleanUp() }
+        try fixture.cache.set("old", forKey: "k")
+        // Pull the namespace directory out from under the open store; a body too big to be kept inline in
+        // the index then has nowhere to go.
+        let big = String(repeating: "x", count: 1 << 20)
+        let namespaceDirectory = fixture.directory.appendingPathComponent(fixture.cache.namespace)
+        try FileManager.default.removeItem(at: namespaceDirectory)
+        #expect {
+            try fixture.cache.set(big, forKey: "k")
+        } throws: { error in
+            guard case .storage = error as? ModelCacheError else { return false }
+            return true
+        }
+        #expect(fixture.cache.statistics.memoryEntries == 0)
+        #expect(fixture.cache.value(forKey: "k", as: String.self)?.value != big)
+    }
 }
