@@ -1,5 +1,9 @@
 import CacheStore
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Synchronization
 
 /// Hidden `dlcache-bench store-child-writer <directory> <seed> [count]`: the child process of CacheStore's kill
 /// tests. Opens the store in `<directory>` and writes entries in a loop, printing `ACK <i>` (unbuffered) after each
@@ -69,9 +73,271 @@ enum StoreChildWriter {
     }
 }
 
-// Placeholder until the Store suite is written (see its issue).
+/// `dlcache-bench store`: CacheStore against Foundation's URLCache, a locked dictionary and plain file reads.
+/// Every figure is a ratio of two timings taken side by side in this run.
 enum StoreSuite {
     static func run() async throws -> [BenchResult] {
-        throw BenchError(description: "the Store suite is not built yet")
+        var results: [BenchResult] = []
+        results += try openAndResidentMemory()
+        results += try memoryHits()
+        results += try diskHits()
+        results += try urlCacheDisk()
+        results += try inlineCrossover()
+        return results
+    }
+
+    static func silentConfiguration(_ directory: URL, memory: Bool) -> CacheStore.Configuration {
+        var config = CacheStore.Configuration(directory: directory)
+        config.logger = { _ in }
+        config.maxDiskBytes = nil
+        config.maxAge = nil
+        if !memory { config.maxMemoryBytes = 0 }
+        return config
+    }
+
+    static func body(_ size: Int, _ seed: Int) -> Data {
+        var data = Data(count: size)
+        data.withUnsafeMutableBytes { (raw: UnsafeMutableRawBufferPointer) in
+            for i in stride(from: 0, to: size, by: 64) { raw[i] = UInt8(truncatingIfNeeded: seed &+ i) }
+        }
+        return data
+    }
+
+    static func micro(_ seconds: Double) -> String { String(format: "%.2f µs", seconds * 1e6) }
+
+    // MARK: open_100k_vs_1k, rss_mb_100k
+
+    static func openAndResidentMemory() throws -> [BenchResult] {
+        let dir = try Bench.temporaryDirectory("store-open")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        func fill(_ namespace: String, _ count: Int) throws {
+            var config = silentConfiguration(dir, memory: false)
+            config.namespace = namespace
+            let store = try CacheStore(configuration: config)
+            for i in 0..<count {
+                try store.store(body(200, i), metadata: Data(repeating: 7, count: 300),
+                                for: StoreKey(primary: "GET https://example.com/item/\(i)"))
+            }
+        }
+        try fill("small", 1_000)
+        try fill("large", 100_000)
+        func openAndHit(_ namespace: String) throws -> Double {
+            var config = silentConfiguration(dir, memory: true)
+            config.namespace = namespace
+            return try Bench.secondsPerCall(iterations: 5, rounds: 5) {
+                let store = try CacheStore(configuration: config)
+                guard store.entry(for: StoreKey(primary: "GET https://example.com/item/500")) != nil else {
+                    throw BenchError(description: "open bench: entry missing")
+                }
+            }
+        }
+        let small = try openAndHit("small")
+        let large = try openAndHit("large")
+        let before = Bench.residentMegabytes()
+        var config = silentConfiguration(dir, memory: true)
+        config.namespace = "large"
+        let store = try CacheStore(configuration: config)
+        var hits = 0
+        for i in stride(from: 0, to: 100_000, by: 100) where store.entry(for: StoreKey(primary: "GET https://example.com/item/\(i)")) != nil {
+            hits += 1
+        }
+        let after = Bench.residentMegabytes()
+        let entries = store.statistics.entries
+        return [
+            BenchResult(name: "open_100k_vs_1k", value: large / small, baseline: 2, unit: "x",
+                        detail: "open + first hit: \(String(format: "%.2f", large * 1e3)) ms at 100k entries vs "
+                            + "\(String(format: "%.2f", small * 1e3)) ms at 1k"),
+            BenchResult(name: "rss_mb_100k", value: after, baseline: nil, unit: "MB",
+                        detail: "process RSS with a \(entries)-entry store open and \(hits) entries read "
+                            + "(\(String(format: "%.1f", after - before)) MB more than before opening it)"),
+        ]
+    }
+
+    // MARK: memory tier
+
+    static func memoryHits() throws -> [BenchResult] {
+        let dir = try Bench.temporaryDirectory("store-memory")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let count = 1_000
+        let store = try CacheStore(configuration: silentConfiguration(dir, memory: true))
+        let keys = (0..<count).map { StoreKey(primary: "GET https://example.com/r/\($0)") }
+        let strings = keys.map(\.primary)
+        let dictionary = Mutex<[String: Data]>([:])
+        let urlCache = URLCache(memoryCapacity: 64 << 20, diskCapacity: 0, diskPath: nil)
+        var requests: [URLRequest] = []
+        for i in 0..<count {
+            let data = body(1_024, i)
+            try store.store(data, metadata: Data(repeating: 1, count: 200), for: keys[i])
+            dictionary.withLock { $0[strings[i]] = data }
+            let url = URL(string: "https://example.com/r/\(i)")!
+            let request = URLRequest(url: url)
+            let response = HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1",
+                                           headerFields: ["Cache-Control": "max-age=3600"])!
+            urlCache.storeCachedResponse(CachedURLResponse(response: response, data: data), for: request)
+            requests.append(request)
+        }
+        var sink = 0
+        let ours = try Bench.secondsPerCall(iterations: 200_000, rounds: 5) {
+            guard let e = store.entry(for: keys[sink % count]) else { throw BenchError(description: "memory miss") }
+            sink &+= e.body.count &+ 1
+        }
+        let dict = Bench.secondsPerCall(iterations: 200_000, rounds: 5) {
+            let d = dictionary.withLock { $0[strings[sink % count]] }
+            sink &+= (d?.count ?? 0) &+ 1
+        }
+        let foundation = Bench.secondsPerCall(iterations: 20_000, rounds: 5) {
+            let r = urlCache.cachedResponse(for: requests[sink % count])
+            sink &+= (r?.data.count ?? 0) &+ 1
+        }
+        let stats = store.statistics
+        guard stats.diskHits == 0 else { throw BenchError(description: "memory bench went to disk") }
+        return [
+            BenchResult(name: "memory_hit_speedup_vs_urlcache", value: foundation / ours, baseline: 10, unit: "x",
+                        detail: "URLCache.cachedResponse \(micro(foundation)) vs ours \(micro(ours)), 1 KB, \(count) entries"),
+            BenchResult(name: "memory_hit_cost_vs_dictionary", value: ours / dict, baseline: 3, unit: "x",
+                        detail: "ours \(micro(ours)) vs Mutex<[String: Data]> lookup \(micro(dict))"),
+        ]
+    }
+
+    // MARK: disk tier vs plain files
+
+    static func readFile(_ path: String, _ size: Int) -> Data? {
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var data = Data(count: size)
+        let ok = data.withUnsafeMutableBytes { (raw: UnsafeMutableRawBufferPointer) -> Bool in
+            var offset = 0
+            while offset < size {
+                let n = read(fd, raw.baseAddress! + offset, size - offset)
+                if n <= 0 { return false }
+                offset += n
+            }
+            return true
+        }
+        return ok ? data : nil
+    }
+
+    static func diskHits() throws -> [BenchResult] {
+        var results: [BenchResult] = []
+        for (label, size, count, iterations) in [("1k", 1 << 10, 500, 5_000), ("16k", 16 << 10, 500, 3_000),
+                                                   ("256k", 256 << 10, 100, 500), ("4m", 4 << 20, 10, 40)] {
+            let dir = try Bench.temporaryDirectory("store-disk-\(label)")
+            defer { try? FileManager.default.removeItem(at: dir) }
+            let store = try CacheStore(configuration: silentConfiguration(dir, memory: false))
+            let plain = dir.appendingPathComponent("plain")
+            try FileManager.default.createDirectory(at: plain, withIntermediateDirectories: true)
+            let keys = (0..<count).map { StoreKey(primary: "GET https://example.com/\(label)/\($0)") }
+            var paths: [String] = []
+            for i in 0..<count {
+                let data = body(size, i)
+                try store.store(data, metadata: Data(repeating: 1, count: 200), for: keys[i])
+                let path = plain.appendingPathComponent("\(i)").path
+                try data.write(to: URL(fileURLWithPath: path))
+                paths.append(path)
+            }
+            var sink = 0
+            var i = 0
+            let ours = try Bench.secondsPerCall(iterations: iterations, rounds: 5) {
+                guard let e = store.entry(for: keys[i % count]) else { throw BenchError(description: "disk miss") }
+                sink &+= e.body.count
+                i += 1
+            }
+            let file = try Bench.secondsPerCall(iterations: iterations, rounds: 5) {
+                guard let d = readFile(paths[i % count], size) else { throw BenchError(description: "read failed") }
+                sink &+= d.count
+                i += 1
+            }
+            results.append(BenchResult(
+                name: "disk_hit_cost_vs_file_read_\(label)", value: ours / file, baseline: label == "1k" ? nil : 1.5,
+                unit: "x", detail: "ours (memory tier off, crc32 checked) \(micro(ours)) vs open+read+close \(micro(file))"))
+        }
+        return results
+    }
+
+    // MARK: Foundation URLCache on disk, 1,000 entries
+
+    static func urlCacheDisk() throws -> [BenchResult] {
+        let dir = try Bench.temporaryDirectory("store-urlcache")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let count = 1_000
+        let size = 4 << 10
+        let urlCache = URLCache(memoryCapacity: 0, diskCapacity: 1 << 30,
+                                diskPath: dir.appendingPathComponent("urlcache").path)
+        let store = try CacheStore(configuration: silentConfiguration(dir, memory: false))
+        var requests: [URLRequest] = []
+        var keys: [StoreKey] = []
+        var responses: [CachedURLResponse] = []
+        for i in 0..<count {
+            let url = URL(string: "https://example.com/d/\(i)")!
+            requests.append(URLRequest(url: url))
+            keys.append(StoreKey(primary: "GET \(url.absoluteString)"))
+            let response = HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1",
+                                           headerFields: ["Cache-Control": "max-age=3600"])!
+            responses.append(CachedURLResponse(response: response, data: body(size, i)))
+        }
+        // Fill both to count - 50 entries, then time the last 50 stores (each URL stored exactly once).
+        let clock = ContinuousClock()
+        for i in 0..<(count - 50) {
+            urlCache.storeCachedResponse(responses[i], for: requests[i])
+            try store.store(responses[i].data, metadata: Data(repeating: 1, count: 200), for: keys[i])
+        }
+        var start = clock.now
+        for i in (count - 50)..<count { urlCache.storeCachedResponse(responses[i], for: requests[i]) }
+        let foundationWrite = Bench.seconds(clock.now - start) / 50
+        start = clock.now
+        for i in (count - 50)..<count {
+            try store.store(responses[i].data, metadata: Data(repeating: 1, count: 200), for: keys[i])
+        }
+        let ourWrite = Bench.seconds(clock.now - start) / 50
+        var sink = 0
+        var i = 0
+        let foundationRead = Bench.secondsPerCall(iterations: 20, rounds: 3) {
+            sink &+= urlCache.cachedResponse(for: requests[(i &* 37) % count])?.data.count ?? 0
+            i += 1
+        }
+        let ourRead = try Bench.secondsPerCall(iterations: 2_000, rounds: 5) {
+            guard let e = store.entry(for: keys[(i &* 37) % count]) else { throw BenchError(description: "miss") }
+            sink &+= e.body.count
+            i += 1
+        }
+        return [
+            BenchResult(name: "disk_hit_speedup_vs_urlcache", value: foundationRead / ourRead, baseline: nil, unit: "x",
+                        detail: "URLCache disk hit \(micro(foundationRead)) vs ours \(micro(ourRead)), 4 KB, 1,000 entries"),
+            BenchResult(name: "write_speedup_vs_urlcache", value: foundationWrite / ourWrite, baseline: nil, unit: "x",
+                        detail: "URLCache disk store \(micro(foundationWrite)) vs ours \(micro(ourWrite)) (fsync'd), 4 KB, at 1,000 entries"),
+        ]
+    }
+
+    // MARK: inline (in SQLite) vs file-backed bodies
+
+    static func inlineCrossover() throws -> [BenchResult] {
+        var results: [BenchResult] = []
+        for size in [1 << 10, 4 << 10, 8 << 10, 16 << 10, 32 << 10, 64 << 10] {
+            var timings: [Double] = []
+            var writes: [Double] = []
+            for inline in [true, false] {
+                let dir = try Bench.temporaryDirectory("store-inline")
+                defer { try? FileManager.default.removeItem(at: dir) }
+                var config = silentConfiguration(dir, memory: false)
+                config.inlineThreshold = inline ? 1 << 20 : 0
+                let store = try CacheStore(configuration: config)
+                let keys = (0..<300).map { StoreKey(primary: "k\($0)") }
+                let clock = ContinuousClock()
+                let start = clock.now
+                for (n, key) in keys.enumerated() { try store.store(body(size, n), metadata: Data(), for: key) }
+                writes.append(Bench.seconds(clock.now - start) / Double(keys.count))
+                var i = 0
+                timings.append(try Bench.secondsPerCall(iterations: 2_000, rounds: 5) {
+                    guard store.entry(for: keys[i % keys.count]) != nil else { throw BenchError(description: "miss") }
+                    i += 1
+                })
+            }
+            results.append(BenchResult(
+                name: "inline_vs_file_read_\(size >> 10)k", value: timings[0] / timings[1], baseline: 1, unit: "x",
+                detail: "disk hit inline \(micro(timings[0])) vs file \(micro(timings[1])); "
+                    + "write inline \(micro(writes[0])) vs file \(micro(writes[1]))"))
+        }
+        return results
     }
 }

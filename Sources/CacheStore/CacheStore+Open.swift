@@ -9,8 +9,9 @@ import Glibc
 /// - Every open store holds a shared `flock` on `<namespace>/lock` for its whole life.
 /// - Opening first tries an exclusive, non-blocking `flock`. Only a process that gets it — so no other process
 ///   has the namespace open and no write can be in flight — runs the destructive recovery: empty `tmp/`, delete
-///   pending and session rows, and after an unclean shutdown (a marker left in `sessions/`) or a rebuilt index,
-///   delete rows whose blob is missing and blobs no row names, then recompute the totals. It then downgrades to
+///   pending and session rows and rows unused for longer than `maxAge`, and after an unclean shutdown (a marker
+///   left in `sessions/`) or a rebuilt index, delete rows whose blob is missing and blobs no row names, then
+///   recompute the totals. It then downgrades to
 ///   the shared lock. A process that does not get the exclusive lock waits for a shared one and skips recovery, so
 ///   it can never delete a blob another live process is about to commit.
 /// - Each open store leaves a marker `sessions/<pid>-<id>` that it deletes when it is deinitialised; a marker
@@ -110,9 +111,17 @@ extension CacheStore {
         var missing = 0
         let deletedRows = try index.db.transaction { () throws(CacheStoreError) -> Int in
             var count = 0
-            for (_, blob) in try index.delete(where: "state <> 1 OR session = 1") {
-                count += 1
-                if let blob { doomed.append(blob) }
+            // Pending rows (never written by this version, which inserts a row only once its body is in place),
+            // session rows, and rows unused for longer than maxAge. Each condition has its own index: O(matches).
+            var conditions = ["state <> 1", "session = 1"]
+            if let maxAge = configuration.maxAge {
+                conditions.append("pinned = 0 AND accessed < \(configuration.now().timeIntervalSince1970 - maxAge)")
+            }
+            for condition in conditions {
+                for (_, blob) in try index.delete(where: condition) {
+                    count += 1
+                    if let blob { doomed.append(blob) }
+                }
             }
             if unclean {
                 let fileBacked = try index.rows(where: "blob_id IS NOT NULL", order: "id")
@@ -139,7 +148,7 @@ extension CacheStore {
         }
         if unclean || !temporary.isEmpty || deletedRows > 0 {
             log("recovery\(unclean ? " after an unclean shutdown" : ""): removed \(temporary.count) temporary file(s), "
-                + "\(deletedRows) pending/session row(s), \(missing) row(s) without a body, \(orphans) orphan blob(s)")
+                + "\(deletedRows) pending/session/expired row(s), \(missing) row(s) without a body, \(orphans) orphan blob(s)")
         }
     }
 

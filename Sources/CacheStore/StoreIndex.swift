@@ -69,6 +69,7 @@ final class StoreIndex {
                 UNIQUE(primary_key, variant));
             CREATE INDEX IF NOT EXISTS entries_lru ON entries(pinned, accessed);
             CREATE INDEX IF NOT EXISTS entries_session ON entries(session) WHERE session = 1;
+            CREATE INDEX IF NOT EXISTS entries_pending ON entries(state) WHERE state <> 1;
             CREATE TABLE IF NOT EXISTS totals(id INTEGER PRIMARY KEY CHECK (id = 1),
                 entries INTEGER NOT NULL, bytes INTEGER NOT NULL);
             INSERT OR IGNORE INTO totals(id, entries, bytes) VALUES(1, 0, 0);

@@ -161,4 +161,33 @@ import Testing
         #expect(store.statistics.diskBytes <= 400_000)
         #expect(store.verify(repair: false).ok)
     }
+
+    @Test func expiredEntriesAreDeletedWhenTheStoreIsOpened() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let clock = TestClock()
+        var config = testConfiguration(dir, clock: clock)
+        config.maxAge = 3_600
+        do {
+            let store = try CacheStore(configuration: config)
+            try store.store(bytes(20_000), metadata: Data(), for: StoreKey(primary: "old"))
+            try store.store(bytes(10), metadata: Data(), for: StoreKey(primary: "pinned"), pinned: true)
+            clock.advance(3_000)
+            try store.store(bytes(10), metadata: Data(), for: StoreKey(primary: "recent"))
+        }
+        clock.advance(1_000)
+        let store = try CacheStore(configuration: config)
+        #expect(keys(store) == ["pinned", "recent"])
+        #expect(store.statistics.diskBytes == bytesOnDisk(store))
+    }
+
+    @Test func sessionEntriesSurviveWhileAnotherStoreHasTheNamespaceOpen() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let first = try CacheStore(configuration: testConfiguration(dir))
+        try first.store(bytes(10), metadata: Data(), for: StoreKey(primary: "s"), storageClass: .session)
+        let second = try CacheStore(configuration: testConfiguration(dir))
+        #expect(second.entry(for: StoreKey(primary: "s")) != nil)
+        #expect(first.entry(for: StoreKey(primary: "s")) != nil)
+    }
 }
