@@ -12,8 +12,8 @@ extension RFC9111 {
     /// needs explicit cacheability (`public`, `private` in a private cache, `Expires`, `max-age`, `s-maxage` in
     /// a shared cache) or a heuristically cacheable status (§4.2.2). Statuses outside
     /// ``understoodStatuses`` (e.g. 299, 999) need explicit freshness (`max-age`, `s-maxage`, `Expires`).
-    /// A `Set-Cookie` response may be stored in both modes as the RFC allows (§7.3 of RFC 9111 leaves it to the
-    /// application); use `private` / `no-cache="Set-Cookie"` on the origin to prevent sharing.
+    /// A `Set-Cookie` response may be stored in both modes: RFC 9111 §7.3 says Set-Cookie does not inhibit
+    /// caching and leaves control to the origin's directives (`private`, `no-cache="Set-Cookie"`).
     ///
     /// With `ignoreServerCacheControl` the server's `Cache-Control`, `Pragma` and `Expires` are not read: a
     /// GET/HEAD response with a heuristically cacheable status is stored (shared mode still refuses
