@@ -94,4 +94,56 @@ import Testing
             #expect(RFC9111.matches(stored: stored, request: request) == (RFC9111.secondaryKey(vary: response.headers, request: request.headers) != nil))
         }
     }
+
+    static let directives = [
+        "max-age=0", "max-age=60", "max-age=600", "s-maxage=30", "no-cache", "no-store", "private", "public",
+        "must-revalidate", "proxy-revalidate", "immutable", "stale-while-revalidate=30", "stale-if-error=60",
+        "must-understand", "max-age=abc", "no-cache=\"Set-Cookie\"",
+    ]
+    static let requestDirectives = ["no-cache", "max-age=10", "max-stale", "max-stale=20", "min-fresh=5", "only-if-cached", "no-store"]
+
+    /// Well-formed but random combinations: RFC invariants that must hold whatever the mix.
+    @Test func semanticInvariantsOnStructuredHeaders() throws {
+        var rng = SeededRandom(state: 7)
+        for _ in 0..<500 {
+            var headers: HTTPHeaders = [("Date", Fixture.date(0))]
+            let picked = Self.directives.filter { _ in Int.random(in: 0..<5, using: &rng) == 0 }
+            if !picked.isEmpty { headers.add("Cache-Control", picked.joined(separator: ", ")) }
+            if Bool.random(using: &rng) { headers.add("Last-Modified", Fixture.date(-Double(Int.random(in: 0...100_000, using: &rng)))) }
+            if Bool.random(using: &rng) { headers.add("ETag", "\"v\"") }
+            if Bool.random(using: &rng) { headers.add("Age", String(Int.random(in: 0...700, using: &rng))) }
+            if Int.random(in: 0..<4, using: &rng) == 0 { headers.add("Expires", Fixture.date(Double(Int.random(in: -100...1000, using: &rng)))) }
+            let requestPicked = Self.requestDirectives.filter { _ in Int.random(in: 0..<6, using: &rng) == 0 }
+            let requestHeaders: HTTPHeaders = requestPicked.isEmpty ? [] : [("Cache-Control", requestPicked.joined(separator: ", "))]
+            let request = Fixture.request(requestHeaders)
+            let response = CacheResponse(status: [200, 200, 203, 302, 404].randomElement(using: &rng) ?? 200, headers: headers)
+            let cc = CacheControl.response(headers)
+            let privately = RFC9111.storability(request: request, response: response, mode: .private)
+            let shared = RFC9111.storability(request: request, response: response, mode: .shared)
+            if cc.noStore && !cc.mustUnderstand { #expect(!privately.isStorable && !shared.isStorable) }
+            if shared.isStorable && cc.sMaxAge == nil { #expect(privately.isStorable) }
+            if requestPicked.contains("no-store") { #expect(!privately.isStorable) }
+
+            let stored = Fixture.stored(headers, status: response.status)
+            let mode: CacheMode = Bool.random(using: &rng) ? .private : .shared
+            let options = EvaluationOptions(mode: mode)
+            var wasFresh = true
+            for now in stride(from: 0.0, through: 2000, by: 181) {
+                let fresh = RFC9111.isFresh(stored, now: Fixture.at(now), options: options)
+                #expect(!fresh || wasFresh, "freshness must not come back")
+                wasFresh = fresh
+                let decision = RFC9111.evaluate(request: request, stored: stored, now: Fixture.at(now), options: options)
+                let requestCC = CacheControl.request(requestHeaders)
+                if case .useStored = decision {
+                    #expect(!cc.noCache && !requestCC.noCache, "no-cache must validate: \(decision.reason)")
+                    #expect(fresh || requestCC.maxStale != nil || cc.staleWhileRevalidate != nil, "\(decision.reason)")
+                    if !fresh { #expect(!cc.mustRevalidate, "must-revalidate served stale: \(decision.reason)") }
+                }
+                if requestCC.onlyIfCached { #expect(decision.conditional == nil || decision.servesStored) }
+                if case .revalidate(let conditional, _) = decision {
+                    #expect(conditional.headers.contains("If-None-Match") || conditional.headers.contains("If-Modified-Since"))
+                }
+            }
+        }
+    }
 }
