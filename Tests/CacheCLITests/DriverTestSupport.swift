@@ -63,7 +63,9 @@ final class DriverHarness: Sendable {
 
     init(mode: CacheMode = .private) throws {
         origin = try OriginServer()
-        clock = FixedClock(Date())
+        // A whole second: Date survives the metadata's seconds-since-1970 round trip exactly, so a resident time
+        // of 40 s reads 40, not 39.9999999 (floored to 39 in Age).
+        clock = FixedClock(Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down)))
         directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("dlcache-driver-tests-\(UUID().uuidString)", isDirectory: true)
         var configuration = DownloadCache.Configuration(directory: directory)
