@@ -144,7 +144,8 @@ expect() { # expect <description> <actual> <expected>
 }
 
 # --- 3. baseline with curl, then prefetch ------------------------------------------------------------------
-sed 's|.*|url = "&"\noutput = "/dev/null"|' "$T/urls.txt" > "$T/curl.cfg"
+mkdir -p "$T/curl-out"   # curl writes every body to its own file, as a download manager would
+awk -v dir="$T/curl-out" '{ printf "url = \"%s\"\noutput = \"%s/%d\"\n", $0, dir, NR }' "$T/urls.txt" > "$T/curl.cfg"
 M=$(log_mark); t0=$(now)
 curl -s --no-progress-meter --fail --parallel --parallel-max "$CONCURRENCY" -K "$T/curl.cfg"
 CURL_TIME=$(elapsed "$t0" "$(now)")
@@ -221,7 +222,7 @@ RATIO=$(awk -v p="$PREFETCH_TIME" -v c="$CURL_TIME" 'BEGIN { if (c > 0) printf "
     echo "offline mirror of $DOCROOT (sqlite3-doc) served by nginx $("$NGINX" -v 2>&1 | sed 's|.*/||'), dlcache $CONFIG build"
     printf '  %-44s %s\n' "files" "$FILES"
     printf '  %-44s %s\n' "bytes" "$BYTES"
-    printf '  %-44s %s s\n' "curl downloads (parallel $CONCURRENCY)" "$CURL_TIME"
+    printf '  %-44s %s s\n' "curl downloads to files (parallel $CONCURRENCY)" "$CURL_TIME"
     printf '  %-44s %s s (%sx curl)\n' "dlcache prefetch --pin (concurrency $CONCURRENCY)" "$PREFETCH_TIME" "$RATIO"
     printf '  %-44s %s / %s\n' "hits while fresh (dlcache get per URL)" "$HITS" "$FILES"
     printf '  %-44s %s\n' "origin requests while fresh" "$FRESH_REQ"
