@@ -48,13 +48,18 @@ public enum DriverCommand: Command {
     }
 
     /// Opens the cache at `location` with RFC 9111 `mode`; storage problems the cache logs go to stderr.
+    ///
+    /// Like `CacheOpener.open` (which has no mode parameter), the cache is registered so `CommandLineTool.main`
+    /// waits for it to close before the process exits.
     /// - Throws: ``CommandFailure`` ("storage error: ...") when the store cannot be opened at all.
     static func openCache(_ location: CacheLocation, mode: CacheMode, console: Console) throws(CommandFailure) -> DownloadCache {
         var configuration = DownloadCache.Configuration(directory: location.directory, namespace: location.namespace)
         configuration.mode = mode
         configuration.log = { message in console.err("dlcache: \(message)") }
         do {
-            return try DownloadCache(configuration: configuration)
+            let cache = try DownloadCache(configuration: configuration)
+            OpenedCaches.register(cache)
+            return cache
         } catch {
             throw CommandFailure("storage error: cannot open cache '\(location.directory.path)' namespace '\(location.namespace)': \(error)")
         }

@@ -59,15 +59,24 @@ import DownloadCache
         }
     }
 
-    @Test("unusual statuses come back as the origin sent them", arguments: [299, 999, 404, 418, 503])
-    func unusualStatus(_ status: Int) async throws {
+    /// Statuses and the reason phrase Python's BaseHTTPRequestHandler sends with each (empty when it has none).
+    static let statuses: [(Int, String)] = [
+        (299, ""), (999, ""), (404, "Not Found"), (418, "I'm a Teapot"), (503, "Service Unavailable"),
+    ]
+
+    @Test("unusual statuses come back as the origin sent them", arguments: statuses)
+    func unusualStatus(_ status: Int, _ phrase: String) async throws {
         try await withDriver { driver in
             try await driver.origin.configure(path: "/s", status: status, body: "status body")
             let answer = try await driver.roundTrip(id: status, path: "/s")
             #expect(answer.error == nil, "\(answer.raw)")
             #expect(answer.status == status)
             #expect(answer.body == "status body")
-            #expect(answer.statusText?.isEmpty == false)
+            withKnownIssue("URLSession does not expose the received reason phrase; the client substitutes its own table") {
+                #expect(answer.statusText == phrase)
+            } when: {
+                HTTPStatusText.text(for: status) != phrase
+            }
         }
     }
 
@@ -99,6 +108,7 @@ import DownloadCache
         try await withDriver { driver in
             try await driver.origin.configure(path: "/dup", headers: [
                 ("Cache-Control", "max-age=60"), ("X-Dup", "a"), ("X-Dup", "b"), ("Set-Cookie", "c=1"), ("Set-Cookie", "d=2"),
+                ("X-Zulu", "z"), ("X-Alpha", "a"),
             ], body: "d")
             let first = try await driver.roundTrip(id: 1, path: "/dup")
             let second = try await driver.roundTrip(id: 2, path: "/dup")
@@ -108,6 +118,12 @@ import DownloadCache
                 withKnownIssue("URLSessionTransport reads allHeaderFields, which joins repeated fields with \", \" on Linux") {
                     #expect(answer.header("X-Dup") == ["a", "b"])
                     #expect(answer.header("Set-Cookie") == ["c=1", "d=2"])
+                }
+                let names = answer.headerPairs.map { $0[0].lowercased() }
+                let zulu = try #require(names.firstIndex(of: "x-zulu"))
+                let alpha = try #require(names.firstIndex(of: "x-alpha"))
+                withKnownIssue("URLSessionTransport sorts header fields by name (allHeaderFields is a dictionary)") {
+                    #expect(zulu < alpha, "origin order is X-Zulu, X-Alpha: \(names)")
                 }
             }
         }
