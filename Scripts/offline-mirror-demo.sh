@@ -18,7 +18,8 @@
 #
 # --limit N      use only the first N files (sorted by path); the CI-sized run uses --limit 200
 # --concurrency  prefetch and curl parallelism (default 6, the client's default)
-# --release      build and use the release binary (default: debug); DLCACHE_BIN=/path/to/dlcache overrides both
+# --release      build and use the release binary (default: debug); DLCACHE_BIN=/path/to/dlcache overrides both;
+#                DLCACHE_SCRATCH=DIR builds with --scratch-path DIR
 # --keep         keep the temp dir (cache, logs, config) for inspection
 set -euo pipefail
 
@@ -35,7 +36,7 @@ while [ $# -gt 0 ]; do
         --touch) TOUCH="${2:?--touch needs a number}"; shift 2 ;;
         --release) CONFIG=release; shift ;;
         --keep) KEEP=1; shift ;;
-        -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
         *) echo "offline-mirror-demo: unknown argument '$1' (see --help)" >&2; exit 64 ;;
     esac
 done
@@ -67,8 +68,9 @@ if [ -n "${DLCACHE_BIN:-}" ]; then
     BIN="$DLCACHE_BIN"
 else
     say "building dlcache ($CONFIG)"
-    (cd "$ROOT" && swift build -c "$CONFIG" --product dlcache >&2)
-    BIN="$(cd "$ROOT" && swift build -c "$CONFIG" --show-bin-path)/dlcache"
+    SCRATCH=(); [ -n "${DLCACHE_SCRATCH:-}" ] && SCRATCH=(--scratch-path "$DLCACHE_SCRATCH")
+    (cd "$ROOT" && swift build -c "$CONFIG" "${SCRATCH[@]}" --product dlcache >&2)
+    BIN="$(cd "$ROOT" && swift build -c "$CONFIG" "${SCRATCH[@]}" --show-bin-path)/dlcache"
 fi
 [ -x "$BIN" ] || { echo "offline-mirror-demo: no dlcache binary at $BIN" >&2; exit 1; }
 
