@@ -23,7 +23,8 @@ public enum DriverCommand: Command {
         Requests run concurrently; answers come in completion order, matched by id. Every request uses the \
         cache's default policy (use-protocol, RFC 9111); redirects are returned, not followed. Response bodies \
         are decoded as UTF-8, each invalid byte replaced by U+FFFD. Hop-by-hop headers and those named in \
-        Connection are dropped. Blank lines are ignored; a malformed line gets an error line. When stdin closes, \
+        Connection are dropped. A request with only-if-cached that nothing stored can satisfy gets a 504 \
+        (RFC 9111 5.2.1.7). Blank lines are ignored; a malformed line gets an error line. When stdin closes, \
         in-flight requests are answered, then the command exits 0.
         """
     }

@@ -11,6 +11,9 @@ import Synchronization
 /// - A slow request never blocks the next line; answers come out in completion order and are matched by id.
 /// - Lines are written whole, one at a time, by a single locked writer; they are never interleaved.
 /// - Blank lines are ignored; any other line that is not a valid request gets an error line.
+/// - A request the cache may not send to the origin and cannot answer from storage (`only-if-cached`,
+///   `DownloadError.notCached`) is answered as HTTP does it: a synthesized 504 with no headers and an empty body
+///   (RFC 9111 §5.2.1.7). Every other failure is an error line.
 public final class DriverSession: Sendable {
     /// The cache every request goes through.
     public let cache: DownloadCache
@@ -58,6 +61,9 @@ public final class DriverSession: Sendable {
             return try DriverResponse.from(response, id: request.id)
         } catch let error as DriverLineError {
             return .error(id: error.id, message: error.message)
+        } catch let error as DownloadError where error.code == .notCached {
+            // RFC 9111 §5.2.1.7: a cache that cannot satisfy only-if-cached responds 504 (Gateway Timeout).
+            return .response(id: request.id, status: 504, statusText: "Gateway Timeout", headers: [], body: "")
         } catch {
             return .error(id: request.id, message: ResponseDescription.failureMessage(error, url: request.url))
         }

@@ -218,6 +218,23 @@ import DownloadCache
         }
     }
 
+    @Test func onlyIfCachedWithNothingStoredIsA504WithoutAnOriginRequest() async throws {
+        try await withDriver { driver in
+            try await driver.origin.configure(path: "/oic", headers: [("Cache-Control", "max-age=60")], body: "o")
+            let miss = try await driver.roundTrip(id: 1, path: "/oic", headers: [["Cache-Control", "only-if-cached"]])
+            #expect(miss.status == 504)
+            #expect(miss.statusText == "Gateway Timeout")
+            #expect(miss.body == "")
+            #expect(try await driver.origin.hits("/oic").total == 0)
+
+            _ = try await driver.roundTrip(id: 2, path: "/oic")
+            let hit = try await driver.roundTrip(id: 3, path: "/oic", headers: [["Cache-Control", "only-if-cached"]])
+            #expect(hit.status == 200)
+            #expect(hit.body == "o")
+            #expect(try await driver.origin.hits("/oic").total == 1)
+        }
+    }
+
     @Test func unsafeMethodWithBodyInvalidatesTheStoredResponse() async throws {
         try await withDriver { driver in
             try await driver.origin.configure(path: "/p", headers: [("Cache-Control", "max-age=60")], body: "p")
