@@ -140,9 +140,26 @@ struct BlobFiles: Sendable {
         return Int64(info.st_size)
     }
 
-    /// Reads the whole blob `id` when its size is `expectedSize`.
+    /// What identifies one version of a file: device, inode, size, and modification and change times (ns).
+    struct FileIdentity: Equatable, Sendable {
+        var device: UInt64
+        var inode: UInt64
+        var size: Int64
+        var modified: Int64
+        var changed: Int64
+
+        init(_ info: stat) {
+            device = UInt64(info.st_dev)
+            inode = UInt64(info.st_ino)
+            size = Int64(info.st_size)
+            modified = Int64(info.st_mtim.tv_sec) &* 1_000_000_000 &+ Int64(info.st_mtim.tv_nsec)
+            changed = Int64(info.st_ctim.tv_sec) &* 1_000_000_000 &+ Int64(info.st_ctim.tv_nsec)
+        }
+    }
+
+    /// Reads the whole blob `id` when its size is `expectedSize`; also returns the file's identity.
     /// - Throws: `CacheStoreError`: `.notFound` when absent, `.io` on a short or long file.
-    func readBlob(_ id: String, expectedSize: Int64) throws(CacheStoreError) -> Data {
+    func readBlob(_ id: String, expectedSize: Int64) throws(CacheStoreError) -> (Data, FileIdentity) {
         let path = blobPath(id)
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw CacheStoreError.posix(errno, "open \(path)") }
@@ -168,7 +185,7 @@ struct BlobFiles: Sendable {
             return 0
         }
         if failure != 0 { throw CacheStoreError.posix(failure, "read \(path)") }
-        return data
+        return (data, FileIdentity(info))
     }
 
     /// zlib crc32 of `data`.

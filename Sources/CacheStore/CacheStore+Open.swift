@@ -64,6 +64,9 @@ extension CacheStore {
             guard markerFD >= 0 else { throw CacheStoreError.posix(errno, "create \(marker)") }
             close(markerFD)
             let generation = SharedGeneration(path: files.root.appendingPathComponent("generation").path)
+            if !generation.isShared {
+                log("cannot map \(files.root.path)/generation: caches will not see other processes' writes")
+            }
             return Opened(files: files, index: index, lockFD: lockFD, sessionMarker: marker, generation: generation)
         } catch {
             close(lockFD)

@@ -35,6 +35,9 @@ final class SharedGeneration: @unchecked Sendable {
         if fd >= 0 { close(fd) }
     }
 
+    /// True when the counter is shared through the mapped file (false: inert, process-local caching only).
+    var isShared: Bool { pointer != nil }
+
     /// The current value (0 when the counter is inert).
     @inline(__always)
     var current: UInt64 {

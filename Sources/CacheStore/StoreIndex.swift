@@ -20,6 +20,17 @@ final class StoreIndex {
     let db: SQLiteConnection
     /// Access times recorded by reads, written in the next transaction (seconds since 1970).
     var pendingTouches: [StoreKey: Double] = [:]
+    /// Rows of file-backed entries read recently, so a repeated disk hit skips SQLite (whose WAL read transaction
+    /// alone costs several µs of `fcntl` calls). Valid for one shared generation: emptied when any process
+    /// (this one included) commits a write. Never holds bodies.
+    private var rowCache: [StoreKey: IndexRow] = [:]
+    private var rowCacheGeneration: UInt64 = 0
+    static let rowCacheLimit = 10_000
+
+    /// Empties the row cache (after a write).
+    func invalidateRowCache() {
+        rowCache.removeAll(keepingCapacity: true)
+    }
 
     private static let columns =
         "primary_key, variant, metadata, size, crc, session, pinned, created, accessed, blob_id, inline_body"
@@ -95,6 +106,28 @@ final class StoreIndex {
     }
 
     /// The complete row for `key`, with the inline body when `withBody` (else `inlineBody` is nil).
+    /// `generation` is the shared generation read before this call: rows cached under another one are dropped;
+    /// nil disables the cache (no shared generation to keep it coherent with other processes).
+    /// - Throws: `CacheStoreError` from SQLite.
+    func row(for key: StoreKey, withBody: Bool, generation: UInt64?) throws(CacheStoreError) -> IndexRow? {
+        guard let generation else { return try row(for: key, withBody: withBody) }
+        if generation != rowCacheGeneration {
+            rowCache.removeAll(keepingCapacity: true)
+            rowCacheGeneration = generation
+        }
+        if var cached = rowCache[key] {
+            if let touched = pendingTouches[key] { cached.info.lastAccessedAt = Date(timeIntervalSince1970: touched) }
+            return cached
+        }
+        let row = try row(for: key, withBody: withBody)
+        if let row, row.blobID != nil {
+            if rowCache.count >= Self.rowCacheLimit { rowCache.removeAll(keepingCapacity: true) }
+            rowCache[key] = row
+        }
+        return row
+    }
+
+    /// The complete row for `key` from SQLite, with the inline body when `withBody`.
     /// - Throws: `CacheStoreError` from SQLite.
     func row(for key: StoreKey, withBody: Bool) throws(CacheStoreError) -> IndexRow? {
         let body = withBody ? "inline_body" : "NULL"

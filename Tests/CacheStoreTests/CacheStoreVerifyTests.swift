@@ -97,3 +97,54 @@ import Testing
         #expect(store.statistics.diskBytes == 10)
     }
 }
+
+@Suite struct ChecksumCacheTests {
+    @Test func aBlobChangedAfterItWasVerifiedIsCaughtOnTheNextRead() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        var config = testConfiguration(dir)
+        config.maxMemoryBytes = 0
+        let store = try CacheStore(configuration: config)
+        let a = StoreKey(primary: "a")
+        let b = StoreKey(primary: "b")
+        try store.store(bytes(40_000, seed: 1), metadata: Data(), for: a)
+        try store.store(bytes(40_000, seed: 2), metadata: Data(), for: b)
+        #expect(store.entry(for: a) != nil)  // verified once
+        #expect(store.entry(for: b) != nil)
+        // Flip a byte and move the mtime, as any later rewrite does.
+        let url = try #require(store.bodyFileURL(for: a))
+        var data = try Data(contentsOf: url)
+        data[123] ^= 0xFF
+        try data.write(to: url)
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: 10)], ofItemAtPath: url.path)
+        #expect(store.entry(for: a) == nil)
+        // Truncation changes the size: caught without a checksum.
+        let other = try #require(store.bodyFileURL(for: b))
+        let handle = try FileHandle(forWritingTo: other)
+        try handle.truncate(atOffset: 1_000)
+        try handle.close()
+        #expect(store.entry(for: b) == nil)
+        #expect(store.allEntries().isEmpty)
+    }
+
+    @Test func aNewProcessVerifiesAgain() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        var config = testConfiguration(dir)
+        config.maxMemoryBytes = 0
+        let key = StoreKey(primary: "a")
+        let url: URL
+        do {
+            let store = try CacheStore(configuration: config)
+            try store.store(bytes(40_000), metadata: Data(), for: key)
+            #expect(store.entry(for: key) != nil)
+            url = try #require(store.bodyFileURL(for: key))
+        }
+        let handle = try FileHandle(forUpdating: url)
+        try handle.seek(toOffset: 5)
+        try handle.write(contentsOf: Data([0xAB]))
+        try handle.close()
+        let reopened = try CacheStore(configuration: config)
+        #expect(reopened.entry(for: key) == nil)
+    }
+}

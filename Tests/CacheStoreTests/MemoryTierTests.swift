@@ -76,4 +76,25 @@ import Testing
         try b.store(bytes(20_000), metadata: Data(), for: key)
         #expect(a.entry(for: key)?.body == bytes(20_000))
     }
+
+    @Test func cachedIndexRowsFollowAnotherStoresWrites() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        var config = testConfiguration(dir)
+        config.maxMemoryBytes = 0  // disk tier only: exercises the row cache
+        let a = try CacheStore(configuration: config)
+        let b = try CacheStore(configuration: config)
+        let key = StoreKey(primary: "shared")
+        try a.store(bytes(30_000, seed: 1), metadata: Data("1".utf8), for: key)
+        #expect(b.entry(for: key)?.body == bytes(30_000, seed: 1))
+        #expect(b.entry(for: key)?.body == bytes(30_000, seed: 1))  // row from b's cache
+        try a.store(bytes(31_000, seed: 2), metadata: Data("2".utf8), for: key)
+        #expect(b.entry(for: key)?.body == bytes(31_000, seed: 2))
+        try a.updateMetadata(Data("3".utf8), for: key)
+        #expect(b.info(for: key)?.metadata == Data("3".utf8))
+        try a.remove(key)
+        #expect(b.entry(for: key) == nil)
+        #expect(b.bodyFileURL(for: key) == nil)
+        #expect(b.statistics.diskMisses == 1)
+    }
 }
