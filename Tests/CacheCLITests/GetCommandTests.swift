@@ -20,7 +20,10 @@ import CacheTestSupport
         let second = await cli.run(["get", "-v", url])
         #expect(second.code == 0)
         #expect(second.out == "hello")
-        #expect(second.err.hasPrefix("HIT fresh age=0s 5 bytes status=200; "))
+        // `HIT fresh age=<whole seconds>s 5 bytes status=200; <reason>` (the age depends on the second boundary).
+        let line = second.err
+        #expect(line.hasPrefix("HIT fresh age="))
+        #expect(line.contains("s 5 bytes status=200; "))
         #expect(second.err.contains("max-age=60"))
         #expect(second.err.split(separator: "\n").count == 1)
         #expect(try await origin.hits("/a").total == 1)
@@ -51,7 +54,8 @@ import CacheTestSupport
 
         let again = try await cli.run(["get", "--json", url]).object()
         #expect(again["source"] as? String == "cache")
-        #expect(again["age"] as? Int == 0)
+        let age = try #require(again["age"] as? Int)
+        #expect((0...2).contains(age))
     }
 
     @Test func largeBodyIsStreamedFromItsStoredFile() async throws {

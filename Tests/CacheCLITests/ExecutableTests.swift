@@ -1,0 +1,72 @@
+import Foundation
+import Testing
+import CacheTestSupport
+
+/// Runs the built `dlcache` executable (next to the test bundle) to check what only a real process shows:
+/// exit codes through `exit()`, and that a closed stdout pipe ends the run quietly instead of killing it (SIGPIPE).
+@Suite(.serialized) struct ExecutableTests {
+    /// `<bin dir>/dlcache`, where `<bin dir>` holds the running test bundle; nil when not built.
+    static var binary: URL? {
+        var dir = Bundle.main.bundleURL
+        for _ in 0..<3 {
+            let candidate = dir.appendingPathComponent("dlcache")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            dir = dir.deletingLastPathComponent()
+        }
+        return nil
+    }
+
+    /// Runs the binary with `args`; returns its exit status and stdout (read up to `readLimit` bytes, then closed).
+    static func run(_ args: [String], env: [String: String], readLimit: Int? = nil) throws -> (status: Int32, out: Data) {
+        let binary = try #require(binary)
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = args
+        process.environment = env
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var data = Data()
+        if let readLimit {
+            data = (try out.fileHandleForReading.read(upToCount: readLimit)) ?? Data()
+            try out.fileHandleForReading.close()
+        } else {
+            data = out.fileHandleForReading.readDataToEndOfFile()
+        }
+        let deadline = Date().addingTimeInterval(30)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        return (process.terminationStatus, data)
+    }
+
+    @Test(.enabled(if: binary != nil, "dlcache is not built next to the test bundle"))
+    func exitCodesThroughTheRealProcess() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-exe-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let env = ["DLCACHE_DIR": dir.path, "HOME": dir.path]
+        let version = try Self.run(["--version"], env: env)
+        #expect(version.status == 0)
+        #expect(String(decoding: version.out, as: UTF8.self).hasPrefix("dlcache "))
+        #expect(try Self.run(["get"], env: env).status == 64)
+        #expect(try Self.run(["get", "--policy", "dont-load", "http://127.0.0.1:9/x"], env: env).status == 1)
+    }
+
+    @Test(.enabled(if: binary != nil, "dlcache is not built next to the test bundle"))
+    func closedStdoutDoesNotKillTheProcess() throws {
+        let origin = try OriginServer()
+        defer { origin.stop() }
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-exe-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let env = ["DLCACHE_DIR": dir.path, "HOME": dir.path]
+        let url = origin.url("/size/4000000").absoluteString
+        let result = try Self.run(["get", url], env: env, readLimit: 10)
+        #expect(result.out.count == 10)
+        #expect(result.status != 141 && result.status != SIGPIPE)
+        // The body was still stored: a second run reads it whole from the cache.
+        let whole = try Self.run(["get", url], env: env)
+        #expect(whole.status == 0)
+        #expect(whole.out.count == 4_000_000)
+    }
+}
