@@ -1,6 +1,320 @@
-// Placeholder until the Client suite is written (see its issue).
+import CacheTestSupport
+import DownloadCache
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Synchronization
+
+/// `dlcache-bench client`: the caching client against a local origin (nginx when installed, else origin.py).
+///
+/// - cached_hit_speedup_vs_network: a 16 KB fetch from the origin through the client (reload policy) ÷ a hit.
+/// - prefetch_cost_vs_urlsession_2000: prefetching 2,000 1 KB resources into an empty cache ÷ plain URLSession
+///   downloading the same URLs (no cache), same concurrency (6).
+/// - coalesced_origin_requests_1000: origin requests caused by 1,000 concurrent calls for one uncached URL
+///   (origin.py, which counts hits, answering after 0.5 s).
+/// - stream_2gb_peak_rss_mb: peak resident memory (VmHWM, reset first) while a 2 GiB body streams into the cache.
 enum ClientSuite {
     static func run() async throws -> [BenchResult] {
-        throw BenchError(description: "the Client suite is not built yet")
+        let origin = try BenchOrigin.start()
+        defer { origin.stop() }
+        var results: [BenchResult] = []
+        if ProcessInfo.processInfo.environment["DLCACHE_PROBE"] != nil {
+            try await probe(origin)
+            return []
+        }
+        results.append(try await streamPeakRSS(origin))
+        results.append(try await cachedHitSpeedup(origin))
+        results.append(try await prefetchCost(origin))
+        results.append(try await coalescedRequests())
+        return results
+    }
+
+    static func makeCache(_ label: String, maxDiskBytes: Int64? = 1 << 30) throws -> (DownloadCache, URL) {
+        let directory = try Bench.temporaryDirectory(label)
+        var configuration = DownloadCache.Configuration(directory: directory)
+        configuration.maxDiskBytes = maxDiskBytes
+        configuration.log = { _ in }
+        return (try DownloadCache(configuration: configuration), directory)
+    }
+
+    static func probe(_ origin: BenchOrigin) async throws {
+        let url = origin.url("/p/1")
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.urlCache = nil
+        let session = URLSession(configuration: configuration)
+        let plain = try await secondsPerAsyncCall(300) { _ = try await session.data(for: URLRequest(url: url)) }
+        let transport = URLSessionTransport()
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("probe-body")
+        let viaTransport = try await secondsPerAsyncCall(300) { _ = try await transport.send(TransportRequest(url: url), bodyFile: file, progress: nil) }
+        let (cache, directory) = try makeCache("probe")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = cache.store
+        var i = 0
+        let inline = try Bench.secondsPerCall(iterations: 300) {
+            i += 1
+            try store.store(Data(count: 1024), metadata: Data(count: 500), for: StoreKey(primary: "k\(i)"))
+        }
+        let noStore = try await secondsPerAsyncCall(300) { _ = try await cache.response(for: CacheRequest(url: url), options: RequestOptions(policy: .reloadIgnoringLocalCacheData, writeToCache: false)) }
+        let withStore = try await secondsPerAsyncCall(300) { _ = try await cache.response(for: CacheRequest(url: url), options: RequestOptions(policy: .reloadIgnoringLocalCacheData)) }
+        print(String(format: "plain %.0f µs, transport %.0f µs, store inline %.0f µs, client no-store %.0f µs, client store %.0f µs", plain * 1e6, viaTransport * 1e6, inline * 1e6, noStore * 1e6, withStore * 1e6))
+    }
+
+    // MARK: cached_hit_speedup_vs_network
+
+    static func cachedHitSpeedup(_ origin: BenchOrigin) async throws -> BenchResult {
+        let (cache, directory) = try makeCache("client-hit")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let url = origin.url("/r16k")
+        let request = CacheRequest(url: url)
+        let reload = RequestOptions(policy: .reloadIgnoringLocalCacheData)
+        for _ in 0..<20 { _ = try await cache.response(for: request, options: reload) }   // warm connections
+        let rounds = 200
+        let network = try await secondsPerAsyncCall(rounds) {
+            let response = try await cache.response(for: request, options: reload)
+            guard response.source == .network, response.bodySize == 16_384 else {
+                throw BenchError(description: "expected a 16 KB network response, got \(response.source)")
+            }
+        }
+        let hit = try await secondsPerAsyncCall(rounds * 10) {
+            let response = try await cache.response(for: request)
+            guard response.source == .cache else { throw BenchError(description: "expected a cache hit") }
+        }
+        return BenchResult(name: "cached_hit_speedup_vs_network", value: network / hit, baseline: 10, unit: "x",
+                           detail: String(format: "network fetch %.0f µs, cached hit %.1f µs (16 KB, %@)",
+                                          network * 1e6, hit * 1e6, origin.name))
+    }
+
+    /// Median seconds per call over 5 rounds of `count` sequential async calls.
+    static func secondsPerAsyncCall(_ count: Int, _ body: () async throws -> Void) async throws -> Double {
+        var samples: [Double] = []
+        for _ in 0..<5 {
+            let seconds = try await Bench.secondsAsync {
+                for _ in 0..<count { try await body() }
+            }
+            samples.append(seconds / Double(count))
+        }
+        samples.sort()
+        return samples[samples.count / 2]
+    }
+
+    // MARK: prefetch_cost_vs_urlsession_2000
+
+    static func prefetchCost(_ origin: BenchOrigin) async throws -> BenchResult {
+        let count = 2_000, width = 6
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.urlCache = nil
+        configuration.httpMaximumConnectionsPerHost = width
+        let session = URLSession(configuration: configuration)
+        func urls(_ run: Int) -> [URL] { (0..<count).map { origin.url("/p/\($0)?run=\(run)") } }
+        var plainSamples: [Double] = [], cacheSamples: [Double] = []
+        for run in 0..<3 {
+            let plainURLs = urls(run * 2)
+            plainSamples.append(try await Bench.secondsAsync {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    var next = 0
+                    while next < plainURLs.count {
+                        if next >= width { try await group.next() }
+                        let url = plainURLs[next]
+                        next += 1
+                        group.addTask {
+                            let (data, _) = try await session.data(for: URLRequest(url: url))
+                            guard data.count == 1_024 else { throw BenchError(description: "short body") }
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+            })
+            let (cache, directory) = try makeCache("client-prefetch")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let cacheURLs = urls(run * 2 + 1)
+            var report = PrefetchReport()
+            cacheSamples.append(await Bench.secondsAsync {
+                report = await cache.prefetch(cacheURLs, concurrency: width)
+            })
+            guard report.succeeded.count == count, report.fromNetwork == count else {
+                throw BenchError(description: "prefetch: \(report.succeeded.count) ok, \(report.failed.count) failed")
+            }
+        }
+        let plain = plainSamples.sorted()[1], cached = cacheSamples.sorted()[1]
+        return BenchResult(name: "prefetch_cost_vs_urlsession_2000", value: cached / plain, baseline: 1.1, unit: "x",
+                           detail: String(format: "prefetch %.2f s vs URLSession %.2f s (2,000 × 1 KB, concurrency 6, %@, median of 3)",
+                                          cached, plain, origin.name))
+    }
+
+    // MARK: coalesced_origin_requests_1000
+
+    static func coalescedRequests() async throws -> BenchResult {
+        let origin = try OriginServer()
+        defer { origin.stop() }
+        try await origin.configure(path: "/one", headers: [("Cache-Control", "max-age=600")], size: 4_096, delay: 0.5)
+        let (cache, directory) = try makeCache("client-coalesce")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let url = origin.url("/one")
+        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<1_000 { group.addTask { try await cache.response(for: CacheRequest(url: url)).status } }
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        guard statuses.count == 1_000, statuses.allSatisfy({ $0 == 200 }) else {
+            throw BenchError(description: "coalescing: not every call got 200")
+        }
+        let hits = try await origin.hits("/one").total
+        return BenchResult(name: "coalesced_origin_requests_1000", value: Double(hits), baseline: 1, unit: "requests",
+                           detail: "1,000 concurrent calls for one uncached URL (origin.py answering after 0.5 s), all 200")
+    }
+
+    // MARK: stream_2gb_peak_rss_mb
+
+    static func streamPeakRSS(_ origin: BenchOrigin) async throws -> BenchResult {
+        let size: Int64 = 2 << 30
+        let (cache, directory) = try makeCache("client-stream", maxDiskBytes: nil)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let before = Bench.residentMegabytes()
+        resetPeakRSS()
+        let seconds = try await Bench.secondsAsync {
+            let response = try await cache.response(for: CacheRequest(url: origin.url(origin.bigPath)))
+            guard response.bodySize == size, case .file = response.body else {
+                throw BenchError(description: "2 GiB body: got \(response.bodySize) bytes")
+            }
+        }
+        let peak = Bench.peakResidentMegabytes()
+        return BenchResult(name: "stream_2gb_peak_rss_mb", value: peak, baseline: 100, unit: "MB",
+                           detail: String(format: "peak RSS while 2 GiB streamed into the cache in %.1f s (RSS before %.0f MB, %@)",
+                                          seconds, before, origin.name))
+    }
+
+    /// Resets the kernel's peak-RSS mark (VmHWM) for this process: `echo 5 > /proc/self/clear_refs`.
+    static func resetPeakRSS() {
+        if let handle = FileHandle(forWritingAtPath: "/proc/self/clear_refs") {
+            handle.write(Data("5".utf8))
+            try? handle.close()
+        }
+    }
+}
+
+/// The benchmark origin: nginx with a generated config on a free port when installed, else origin.py.
+final class BenchOrigin: Sendable {
+    let name: String
+    let baseURL: String
+    let bigPath: String
+    private let nginx: Process?
+    private let python: OriginServer?
+    private let root: URL?
+
+    private init(name: String, baseURL: String, bigPath: String, nginx: Process?, python: OriginServer?, root: URL?) {
+        self.name = name
+        self.baseURL = baseURL
+        self.bigPath = bigPath
+        self.nginx = nginx
+        self.python = python
+        self.root = root
+    }
+
+    func url(_ path: String) -> URL { URL(string: baseURL + path) ?? URL(fileURLWithPath: "/") }
+
+    static func start() throws -> BenchOrigin {
+        for candidate in ["/usr/sbin/nginx", "/usr/bin/nginx"] where FileManager.default.isExecutableFile(atPath: candidate) {
+            if let origin = try? startNginx(candidate) { return origin }
+        }
+        let python = try OriginServer()
+        return BenchOrigin(name: "origin.py", baseURL: python.baseURL.absoluteString, bigPath: "/size/\(2 << 30)",
+                           nginx: nil, python: python, root: nil)
+    }
+
+    func stop() {
+        python?.stop()
+        if let nginx, nginx.isRunning {
+            nginx.terminate()
+            nginx.waitUntilExit()
+        }
+        if let root { try? FileManager.default.removeItem(at: root) }
+    }
+
+    /// Writes the document root (16 KB file, 2,000 × 1 KB files, a sparse 2 GiB file) and a config, runs nginx.
+    private static func startNginx(_ binary: String) throws -> BenchOrigin {
+        let root = try Bench.temporaryDirectory("nginx")
+        let www = root.appendingPathComponent("www")
+        try FileManager.default.createDirectory(at: www.appendingPathComponent("p"), withIntermediateDirectories: true)
+        try Data(repeating: 0x61, count: 16_384).write(to: www.appendingPathComponent("r16k"))
+        let small = Data(repeating: 0x62, count: 1_024)
+        for i in 0..<2_000 { try small.write(to: www.appendingPathComponent("p/\(i)")) }
+        let big = www.appendingPathComponent("big")
+        FileManager.default.createFile(atPath: big.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: big)
+        try handle.truncate(atOffset: 2 << 30)
+        try handle.close()
+        let port = try freePort()
+        let config = """
+        worker_processes 1;
+        daemon off;
+        pid \(root.path)/nginx.pid;
+        error_log \(root.path)/error.log warn;
+        events { worker_connections 4096; }
+        http {
+            access_log off;
+            client_body_temp_path \(root.path)/body;
+            proxy_temp_path \(root.path)/proxy;
+            fastcgi_temp_path \(root.path)/fastcgi;
+            uwsgi_temp_path \(root.path)/uwsgi;
+            scgi_temp_path \(root.path)/scgi;
+            keepalive_requests 100000;
+            sendfile on;
+            server {
+                listen 127.0.0.1:\(port);
+                root \(www.path);
+                location / { add_header Cache-Control "max-age=3600"; }
+            }
+        }
+        """
+        let configURL = root.appendingPathComponent("nginx.conf")
+        try config.write(to: configURL, atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = ["-p", root.path, "-c", configURL.path]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        for _ in 0..<200 {   // bounded: ≤ 2 s
+            if canConnect(port) {
+                return BenchOrigin(name: "nginx", baseURL: "http://127.0.0.1:\(port)", bigPath: "/big",
+                                   nginx: process, python: nil, root: root)
+            }
+            if !process.isRunning { break }
+            usleep(10_000)
+        }
+        process.terminate()
+        try? FileManager.default.removeItem(at: root)
+        throw BenchError(description: "nginx did not start")
+    }
+
+    private static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw BenchError(description: "socket failed") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else { throw BenchError(description: "bind failed") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    private static func canConnect(_ port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        return withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
     }
 }

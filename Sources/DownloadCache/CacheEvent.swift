@@ -55,6 +55,12 @@ public struct PrefetchReport: Sendable {
         public var url: URL
         /// Why it failed (`.http(status:)` for a non-2xx answer).
         public var error: DownloadError
+
+        /// Creates a failure record.
+        public init(url: URL, error: DownloadError) {
+            self.url = url
+            self.error = error
+        }
     }
 
     /// URLs now available from the cache (or downloaded when not storable), in completion order.
@@ -67,4 +73,7 @@ public struct PrefetchReport: Sendable {
     public var fromCache: Int = 0
     /// Succeeded URLs downloaded from the origin.
     public var fromNetwork: Int = 0
+
+    /// An empty report.
+    public init() {}
 }

@@ -2,50 +2,56 @@ import CacheStore
 import Foundation
 import HTTPCacheSemantics
 
-/// Where one response body is streamed: a CacheStore body writer (so a storable body is committed by rename,
-/// never copied), or a private temporary file when the store cannot give one.
+/// Where one response body is streamed: a private temporary file, moved into a CacheStore body writer only
+/// when a large body is stored (small bodies go inline into the index without any store file).
 final class BodySink: @unchecked Sendable {
     // @unchecked: used by one exchange at a time; never shared between tasks.
-    let writer: BodyWriter?
     let fileURL: URL
-    private let downloadsDirectory: URL
+    private var writer: BodyWriter?
 
-    init(cache: DownloadCache, useStore: Bool = true) {
-        downloadsDirectory = cache.downloadsDirectory
-        var writer: BodyWriter?
-        if useStore {
-            do { writer = try cache.store.makeBodyWriter() } catch {
-                cache.configuration.log("no body writer, downloading to a temporary file: \(error)")
-            }
-        }
-        self.writer = writer
-        if let writer {
-            fileURL = writer.fileURL
-        } else {
-            try? FileManager.default.createDirectory(at: cache.downloadsDirectory, withIntermediateDirectories: true)
-            fileURL = cache.downloadsDirectory.appendingPathComponent(UUID().uuidString)
-        }
+    init(cache: DownloadCache) {
+        _ = mkdir(cache.downloadsDirectory.path, 0o700)   // normally exists already (EEXIST)
+        fileURL = cache.downloadsDirectory.appendingPathComponent(UUID().uuidString)
     }
 
     /// Deletes the body file (transfer failed or the body was not needed).
     func discard() {
-        if let writer { writer.abort() }
-        try? FileManager.default.removeItem(at: fileURL)
+        writer?.abort()
+        writer = nil
+        unlink(fileURL.path)
     }
 
-    /// Moves the body out of the store's tmp/ into a caller-owned temporary file; `nil` when it is gone.
+    /// The body file for a caller that keeps it (a response that was not stored); `nil` when it is gone.
     func keep() -> URL? {
-        guard FileManager.default.fileExists(atPath: fileURL.path) else { return nil }
-        if writer == nil { return fileURL }
-        try? FileManager.default.createDirectory(at: downloadsDirectory, withIntermediateDirectories: true)
-        let target = downloadsDirectory.appendingPathComponent(UUID().uuidString)
-        guard rename(fileURL.path, target.path) == 0 else {
-            do { try FileManager.default.copyItem(at: fileURL, to: target) } catch { return nil }
-            discard()
-            return target
+        FileManager.default.fileExists(atPath: fileURL.path) ? fileURL : nil
+    }
+
+    /// Moves the body into a new store writer (rename, or copy across file systems) for `commit`.
+    /// - Throws: `CacheStoreError` from `makeBodyWriter`, or the file system's error from the move.
+    func moveIntoStore(_ store: CacheStore) throws -> BodyWriter {
+        let writer = try store.makeBodyWriter()
+        if rename(fileURL.path, writer.fileURL.path) != 0 {
+            do {
+                unlink(writer.fileURL.path)
+                try FileManager.default.copyItem(at: fileURL, to: writer.fileURL)
+                unlink(fileURL.path)
+            } catch {
+                writer.abort()
+                throw error
+            }
+        }
+        self.writer = writer
+        return writer
+    }
+
+    /// After a failed commit: takes the body back from the writer's file so the caller still gets it.
+    func reclaim() {
+        if let writer, FileManager.default.fileExists(atPath: writer.fileURL.path),
+           !FileManager.default.fileExists(atPath: fileURL.path) {
+            _ = rename(writer.fileURL.path, fileURL.path)
         }
         writer?.abort()
-        return target
+        writer = nil
     }
 }
 
@@ -77,7 +83,7 @@ extension DownloadCache {
         case .store: note = "stored"
         case .doNotStore(let why): note = "not stored: \(why)"
         }
-        if storability.isStorable, let writer = sink.writer {
+        if storability.isStorable {
             if let variant = RFC9111.secondaryKey(vary: head.headers, request: original.headers) {
                 let key = StoreKey(primary: RFC9111.primaryKey(method: "GET", url: original.url), variant: variant)
                 let stored = StoredResponse(
@@ -88,6 +94,15 @@ extension DownloadCache {
                 let metadata = StoredEntryMetadata(url: original.url.absoluteString, method: "GET",
                                                    statusText: received.statusText, stored: stored)
                 do {
+                    if let data, data.count <= store.configuration.inlineThreshold {
+                        // Small bodies go inline into the index: no blob file, no fsync.
+                        try store.store(data, metadata: try metadata.encoded(), for: key,
+                                        storageClass: options.storage, pinned: options.pin)
+                        sink.discard()
+                        return .success(networkResponse(received, original: original, body: .data(data),
+                                                        reason: "\(reason); \(note)", blob: nil))
+                    }
+                    let writer = try sink.moveIntoStore(store)
                     try store.commit(writer, metadata: try metadata.encoded(), for: key,
                                      storageClass: options.storage, pinned: options.pin)
                     let blob = store.bodyFileURL(for: key)
@@ -106,6 +121,7 @@ extension DownloadCache {
                     return .failure(DownloadError(.storage, "stored body of \(key) vanished right after commit"))
                 } catch {
                     configuration.log("cannot store \(original.url.absoluteString): \(error)")
+                    sink.reclaim()
                     note = "not stored: storage error"
                 }
             } else {
@@ -135,7 +151,7 @@ extension DownloadCache {
     /// HEAD (RFC 9111 §4.3.5): sent to the origin; a 200 answer freshens the stored GET responses whose
     /// validators and length it confirms, and removes those it contradicts.
     func headRequest(_ request: CacheRequest, options: RequestOptions) async throws(DownloadError) -> CachedResponse {
-        let sink = BodySink(cache: self, useStore: false)
+        let sink = BodySink(cache: self)
         defer { sink.discard() }
         let requestTime = configuration.now()
         let received = try await send(request, to: sink.fileURL, options: options).mapError { DownloadError($0) }.get()
@@ -164,7 +180,7 @@ extension DownloadCache {
     /// Unsafe methods (RFC 9111 §4.4): sent to the origin, never cached; a non-error answer invalidates the
     /// stored responses for the target URI and for same-origin Location / Content-Location.
     func unsafeRequest(_ request: CacheRequest, options: RequestOptions) async throws(DownloadError) -> CachedResponse {
-        let sink = BodySink(cache: self, useStore: false)
+        let sink = BodySink(cache: self)
         let received: TransportResponse
         do {
             received = try await send(request, to: sink.fileURL, options: options).mapError { DownloadError($0) }.get()

@@ -21,7 +21,8 @@ public final class DownloadCache: Sendable {
     let eventHub = EventHub<CacheEvent>()
     let progressHub = ProgressHub()
     let metadataCache = MetadataDecodeCache()
-    /// Directory for bodies that were not stored but are too large to return in memory.
+    /// Directory (system temp, per user, 0700) where bodies land before they are stored or handed over; bodies
+    /// that were not stored and are too large to return in memory stay here, owned by the caller.
     let downloadsDirectory: URL
 
     /// Opens (or creates) the cache at `<directory>/<namespace>`.
@@ -34,7 +35,8 @@ public final class DownloadCache: Sendable {
             ?? URLSessionTransport(maxConnectionsPerHost: max(1, configuration.maxConcurrentDownloads))
         self.limiter = AsyncLimiter(limit: configuration.maxConcurrentDownloads)
         self.downloadsDirectory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("dlcache-downloads", isDirectory: true)
+            .appendingPathComponent("dlcache-downloads-\(getuid())", isDirectory: true)
+        _ = mkdir(downloadsDirectory.path, 0o700)
     }
 
     /// A new stream of every call's outcome from now on (the seeds' delegate); each call returns its own stream.

@@ -13,6 +13,7 @@ final class TransportExchange: Sendable {
         var expired = false
         var finished = false
         var cancelRequested = false
+        var resumed = false
         var poller: Task<Void, Never>?
         var progress: (@Sendable (Int64, Int64?) -> Void)?
     }
@@ -35,10 +36,9 @@ final class TransportExchange: Sendable {
     func start(_ task: URLSessionTask, delegate: URLSessionTransportDelegate,
                progress: (@Sendable (Int64, Int64?) -> Void)?) {
         let box = UncheckedTask(task: task)
-        let cancelled = state.withLock { state -> Bool in
+        state.withLock { state in
             state.task = task
             state.progress = progress
-            return state.cancelRequested
         }
         delegate.register(self, taskIdentifier: task.taskIdentifier)
         if let total = request.timeout, total > 0 {
@@ -68,6 +68,12 @@ final class TransportExchange: Sendable {
             state.withLock { $0.poller = poller }
         }
         task.resume()
+        // A cancel that arrived before resume() only recorded itself (cancelling a task that was never
+        // resumed does not stick on Linux): apply it now.
+        let cancelled = state.withLock { state -> Bool in
+            state.resumed = true
+            return state.cancelRequested
+        }
         if cancelled { task.cancel() }
     }
 
@@ -75,7 +81,7 @@ final class TransportExchange: Sendable {
     func cancel() {
         let task = state.withLock { state -> URLSessionTask? in
             state.cancelRequested = true
-            return state.task
+            return state.resumed ? state.task : nil
         }
         task?.cancel()
     }

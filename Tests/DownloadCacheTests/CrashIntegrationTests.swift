@@ -26,9 +26,10 @@ import Testing
             return
         }
         try await withHarness { h in
-            // 16 MiB in 256 chunks with 5 ms pauses: about 1.3 s, so every kill lands mid-transfer.
+            // 16 MiB in 256 chunks with 40 ms pauses: over 10 s, so every kill lands mid-transfer even on a
+            // loaded machine.
             try await h.origin.configure(path: "/big", headers: [("Cache-Control", "max-age=600")],
-                                         size: 16 << 20, chunkDelay: 0.005)
+                                         size: 16 << 20, chunkDelay: 0.04)
             let child = Process()
             child.executableURL = binary
             // Its own cache root: no other instance may hold it open, so the next open runs full recovery.
@@ -67,6 +68,7 @@ import Testing
                 #expect(error.code == .notCached)
             }
             // The store still works: a full download is stored and served.
+            try await h.origin.configure(path: "/big", headers: [("Cache-Control", "max-age=600")], size: 16 << 20)
             let full = try await reopened.response(for: CacheRequest(url: h.origin.url("/big")))
             #expect(full.bodySize == 16 << 20 && full.source == .network)
             let hit = try await reopened.response(for: CacheRequest(url: h.origin.url("/big")))
