@@ -59,7 +59,9 @@ extension RFC9111 {
         }
         headers = HTTPHeaders(fields: fields)
         let age = currentAge(stored, now: now)
-        let whole = age.isFinite ? min(Double(HeaderSyntax.deltaSecondsCeiling), max(0, age.rounded(.down))) : 0
+        // Whole seconds, rounded down; a millisecond of tolerance keeps an age that lost precision in a
+        // Date round trip (39.9999999 for 40 s) from reading one second low.
+        let whole = age.isFinite ? min(Double(HeaderSyntax.deltaSecondsCeiling), max(0, (age + 0.001).rounded(.down))) : 0
         headers.set("Age", String(Int(whole)))
         return headers
     }

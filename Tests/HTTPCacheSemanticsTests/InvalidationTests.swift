@@ -30,6 +30,15 @@ import Testing
 
 /// RFC 9111 §5.1 (Age on served responses), §3.1 (hop-by-hop fields), §5.2.2.4 (qualified no-cache fields).
 @Suite struct ServingHeadersTests {
+    @Test(arguments: [(40.0, "40"), (39.9999999, "40"), (39.5, "39"), (0.0, "0")])
+    func servedAgeIsWholeSecondsAndSurvivesRoundingNoise(elapsed: Double, expected: String) {
+        // A response received at t0 served `elapsed` seconds later; the Date round trip through JSON can turn
+        // 40 s into 39.9999999 s, which must still read as Age: 40.
+        let stored = Fixture.stored(Fixture.headers(["Cache-Control: max-age=600"]))
+        let headers = RFC9111.responseHeadersForServing(stored, now: Fixture.at(elapsed))
+        #expect(headers.values(for: "Age") == [expected])
+    }
+
     @Test func servedHeadersCarryAgeAndDropHopByHop() {
         let stored = Fixture.stored(Fixture.headers([
             "Cache-Control: max-age=600, no-cache=\"Set-Cookie\"", "Connection: X-Private", "X-Private: 1", "Keep-Alive: 5",
