@@ -16,13 +16,18 @@ let package = Package(
         // C libraries from Debian's -dev packages (libsqlite3-dev, zlib1g-dev).
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        // libcurl for the Linux transport (raw header lines, reason phrases, no URLSession header rewriting).
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 
         // Pure RFC 9111 decisions: no disk, no network, no clock reads. Imports nothing of ours.
         .target(name: "HTTPCacheSemantics"),
         // Bytes + metadata on disk and in memory. Knows nothing about HTTP.
         .target(name: "CacheStore", dependencies: ["CSQLite", "CZlib"]),
         // The caching client: drives the two above over an HTTPTransport.
-        .target(name: "DownloadCache", dependencies: ["HTTPCacheSemantics", "CacheStore"]),
+        .target(
+            name: "DownloadCache",
+            dependencies: ["HTTPCacheSemantics", "CacheStore", .target(name: "CCurl", condition: .when(platforms: [.linux]))]
+        ),
         // Codable model-object cache (the seeds' AppCache).
         .target(name: "ModelCache", dependencies: ["CacheStore"]),
         // The command-line tool's logic, a library so tests can drive it.

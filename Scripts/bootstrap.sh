@@ -5,6 +5,7 @@ set -euo pipefail
 need=()
 dpkg -s libsqlite3-dev >/dev/null 2>&1 || need+=(libsqlite3-dev)
 dpkg -s zlib1g-dev     >/dev/null 2>&1 || need+=(zlib1g-dev)
+dpkg -s libcurl4-openssl-dev >/dev/null 2>&1 || need+=(libcurl4-openssl-dev)
 dpkg -s pkg-config     >/dev/null 2>&1 || need+=(pkg-config)
 dpkg -s nginx          >/dev/null 2>&1 || need+=(nginx)
 dpkg -s curl           >/dev/null 2>&1 || need+=(curl)
