@@ -3,9 +3,11 @@ import Synchronization
 
 /// The memory tier: a cost-bounded LRU (bytes and entry count) of whole entries, in front of the disk tier.
 ///
-/// A `Mutex`-protected dictionary plus an intrusive doubly linked list (most recent at `head`). A hit moves the
-/// node to the head and marks it dirty so the store can write its access time to the index later (batched,
-/// never on the hit path). `epoch` changes on every invalidation, so a reader that fetched from disk before a
+/// A `Mutex`-protected dictionary plus an intrusive doubly linked list in insertion/recency order (newest at
+/// `head`). Recency is tracked the CLOCK (second-chance) way: a hit only sets the node's `referenced` bit, and
+/// eviction moves a referenced tail node back to the head instead of evicting it — LRU order without relinking
+/// on the hit path. A hit also marks the node dirty so the store writes its access time to the index later
+/// (batched, never on the hit path). `epoch` changes on every invalidation, so a reader that fetched from disk before a
 /// concurrent write cannot put a stale body back into memory.
 final class MemoryTier: Sendable {
     final class Node {
@@ -13,6 +15,10 @@ final class MemoryTier: Sendable {
         var entry: StoredEntry
         let cost: Int
         var dirty = false
+        /// Set by a hit; eviction gives a referenced node a second chance instead of relinking on every hit.
+        var referenced = false
+        /// Last access (seconds since 1970); `entry.info.lastAccessedAt` is only set in the copies returned.
+        var lastAccess: Double
         unowned(unsafe) var previous: Node?
         unowned(unsafe) var next: Node?
 
@@ -20,6 +26,7 @@ final class MemoryTier: Sendable {
             key = entry.info.key
             self.entry = entry
             cost = entry.body.count + entry.info.metadata.count
+            lastAccess = entry.info.lastAccessedAt.timeIntervalSince1970
         }
     }
 
@@ -98,16 +105,16 @@ final class MemoryTier: Sendable {
                 return nil
             }
             state.hits += 1
-            if state.head !== node {
-                state.unlink(node)
-                state.pushFront(node)
-            }
-            node.entry.info.lastAccessedAt = now
+            node.referenced = true
+            let time = now.timeIntervalSince1970
+            node.lastAccess = time
             if !node.dirty {
                 node.dirty = true
-                state.dirty.append((key, now.timeIntervalSince1970))
+                state.dirty.append((key, time))
             }
-            return node.entry
+            var entry = node.entry
+            entry.info.lastAccessedAt = now
+            return entry
         }
     }
 
@@ -145,7 +152,13 @@ final class MemoryTier: Sendable {
             state.pushFront(node)
             state.bytes += node.cost
             while state.bytes > maxBytes || state.nodes.count > maxEntries, let last = state.tail {
-                state.remove(last.key)
+                if last.referenced {  // second chance: used since it was last moved to the front
+                    last.referenced = false
+                    state.unlink(last)
+                    state.pushFront(last)
+                } else {
+                    state.remove(last.key)
+                }
             }
         }
     }
@@ -188,7 +201,7 @@ final class MemoryTier: Sendable {
             for (key, time) in dirty {
                 if let node = state.nodes[key] {
                     node.dirty = false
-                    result.append((key, node.entry.info.lastAccessedAt.timeIntervalSince1970))
+                    result.append((key, node.lastAccess))
                 } else {
                     result.append((key, time))
                 }
