@@ -129,7 +129,7 @@ final class TransportExchange: Sendable {
     }
 
     /// The response head with headers corrected for the gzip trap; a short body is `.truncated`.
-    private static func response(_ http: HTTPURLResponse, url: URL, received: Int64,
+    static func response(_ http: HTTPURLResponse, url: URL, received: Int64,
                                  method: String) -> Result<TransportResponse, TransportError> {
         var headers = HTTPHeaders()
         let fields = http.allHeaderFields.compactMap { key, value -> (String, String)? in
@@ -154,7 +154,7 @@ final class TransportExchange: Sendable {
     }
 
     /// Maps a URLSession error to the transport's classes.
-    private static func classify(_ error: Error, response: HTTPURLResponse?, received: Int64, expired: Bool,
+    static func classify(_ error: Error, response: HTTPURLResponse?, received: Int64, expired: Bool,
                                  method: String) -> TransportError {
         guard let urlError = error as? URLError else { return .other("\(error)") }
         switch urlError.code {

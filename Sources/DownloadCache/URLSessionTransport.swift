@@ -21,12 +21,19 @@ public final class URLSessionTransport: HTTPTransport, Sendable {
     private let session: URLSession
     private let delegate: URLSessionTransportDelegate
     private let defaultTimeout: TimeInterval
+    /// Bytes: bodies announced up to this size take the in-memory data-task path; larger or unannounced
+    /// ones stream to a file through a download task.
+    public let smallBodyLimit: Int64
 
     /// Creates a transport with its own session.
     /// - Parameters:
     ///   - timeout: idle timeout in seconds for requests that give none (default 60).
     ///   - maxConnectionsPerHost: parallel connections per host (default 6).
-    public init(timeout: TimeInterval = 60, maxConnectionsPerHost: Int = 6) {
+    ///   - smallBodyLimit: bytes; bodies announced up to this size are received in memory through a data task
+    ///     (≈2× faster per request on Linux), larger or unannounced ones are re-requested as a download task that
+    ///     streams to disk (default 1 MiB).
+    public init(timeout: TimeInterval = 60, maxConnectionsPerHost: Int = 6, smallBodyLimit: Int64 = 1 << 20) {
+        self.smallBodyLimit = smallBodyLimit
         let configuration = URLSessionConfiguration.ephemeral
         configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
@@ -61,9 +68,24 @@ public final class URLSessionTransport: HTTPTransport, Sendable {
             urlRequest.addValue(field.value, forHTTPHeaderField: field.name)
         }
         urlRequest.httpBody = request.body
-        let exchange = TransportExchange(request: request, bodyFile: bodyFile)
         let delegate = self.delegate
         let session = self.session
+        let method = request.method.uppercased()
+        if method == "GET" || method == "HEAD" {
+            // Fast path for small bodies; a body announced larger than `smallBodyLimit` (or not announced) is
+            // refused at the head and fetched again below as a download task (GET and HEAD are idempotent).
+            let small = DataExchange(request: request, bodyFile: bodyFile, limit: smallBodyLimit)
+            let outcome: DataExchange.Outcome = await withTaskCancellationHandler {
+                await withCheckedContinuation { continuation in
+                    let task = session.dataTask(with: urlRequest)
+                    small.start(task, continuation: continuation, delegate: delegate, progress: progress)
+                }
+            } onCancel: {
+                small.cancel()
+            }
+            if case .done(let result) = outcome { return try result.get() }
+        }
+        let exchange = TransportExchange(request: request, bodyFile: bodyFile)
         let result: Result<TransportResponse, TransportError> = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 // A completion-handler task: libcurl's chunks go straight to a file, with no per-chunk
@@ -83,12 +105,20 @@ public final class URLSessionTransport: HTTPTransport, Sendable {
     }
 }
 
-/// The session delegate: decides redirects per task (the only callback a completion-handler task still
-/// sends to it on Linux is the session-level `willPerformHTTPRedirection`).
-final class URLSessionTransportDelegate: NSObject, URLSessionTaskDelegate, Sendable {
-    private let exchanges = Mutex<[Int: TransportExchange]>([:])
+/// An exchange the session delegate routes callbacks to.
+protocol RoutedExchange: AnyObject, Sendable {
+    var request: TransportRequest { get }
+}
 
-    func register(_ exchange: TransportExchange, taskIdentifier: Int) {
+extension TransportExchange: RoutedExchange {}
+extension DataExchange: RoutedExchange {}
+
+/// The session delegate: decides redirects per task, and drives the data-task fast path (response head,
+/// chunks, completion). Completion-handler download tasks only use its redirect callback.
+final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Sendable {
+    private let exchanges = Mutex<[Int: any RoutedExchange]>([:])
+
+    func register(_ exchange: any RoutedExchange, taskIdentifier: Int) {
         exchanges.withLock { $0[taskIdentifier] = exchange }
     }
 
@@ -97,10 +127,31 @@ final class URLSessionTransportDelegate: NSObject, URLSessionTaskDelegate, Senda
         exchanges.withLock { _ = $0.removeValue(forKey: identifier) }
     }
 
+    private func dataExchange(_ task: URLSessionTask) -> DataExchange? {
+        exchanges.withLock { $0[task.taskIdentifier] } as? DataExchange
+    }
+
     func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
                     newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void) {
         let follow = exchanges.withLock { $0[task.taskIdentifier] }?.request.followRedirects ?? false
         completionHandler(follow ? request : nil)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+                    completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
+        let allow = dataExchange(dataTask)?.shouldAllow(response) ?? true
+        completionHandler(allow ? .allow : .cancel)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        dataExchange(dataTask)?.append(data)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
+        guard let exchange = exchanges.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) as? DataExchange else {
+            return
+        }
+        exchange.complete(error: error)
     }
 
     /// Content codings libcurl decodes by itself.

@@ -26,10 +26,10 @@ import Testing
             return
         }
         try await withHarness { h in
-            // 16 MiB in 256 chunks with 40 ms pauses: over 10 s, so every kill lands mid-transfer even on a
-            // loaded machine.
+            // 16 MiB in 256 chunks with 200 ms pauses: ~50 s, so the kill always lands mid-transfer, even when a
+            // loaded machine delays this test's tasks.
             try await h.origin.configure(path: "/big", headers: [("Cache-Control", "max-age=600")],
-                                         size: 16 << 20, chunkDelay: 0.04)
+                                         size: 16 << 20, chunkDelay: 0.2)
             let child = Process()
             child.executableURL = binary
             // Its own cache root: no other instance may hold it open, so the next open runs full recovery.
@@ -39,16 +39,12 @@ import Testing
             child.standardOutput = FileHandle.nullDevice
             child.standardError = FileHandle.nullDevice
             try child.run()
-            var started = false
-            for _ in 0..<200 where !started {   // bounded: at most ~2 s for the request to reach the origin
-                started = try await h.hits("/big").total > 0
-                if !started { try await Task.sleep(for: .milliseconds(10)) }
-            }
-            #expect(started)
-            try await Task.sleep(for: .milliseconds(Int(seconds * 1_000)))
-            kill(child.processIdentifier, SIGKILL)
+            // The kill runs on a GCD timer, independent of the (possibly busy) cooperative thread pool.
+            let pid = child.processIdentifier
+            DispatchQueue.global().asyncAfter(deadline: .now() + 0.3 + seconds) { kill(pid, SIGKILL) }
             child.waitUntilExit()
             #expect(child.terminationReason == .uncaughtSignal)
+            #expect(try await h.hits("/big").total > 0, "the child never reached the origin")
 
             var configuration = DownloadCache.Configuration(directory: root)
             configuration.log = { _ in }

@@ -1,0 +1,87 @@
+#if canImport(CCurl)
+import Foundation
+import HTTPCacheSemantics
+
+/// The response head of one libcurl transfer, rebuilt from the raw lines libcurl hands its header callback.
+///
+/// Keeps only the last response's block: a new status line (a 1xx interim response, or the next hop of a
+/// followed redirect) starts over. Field names keep their case, duplicates and order are kept, obs-fold
+/// continuation lines (RFC 9112 §5.2) are joined to the previous field with one space. Lines after the
+/// blank line that ends the block (chunked trailers) are not part of the head and are ignored.
+struct CurlResponseHead: Sendable {
+    /// The status code of the last status line, `nil` before one arrived.
+    private(set) var status: Int?
+    /// The reason phrase as received; empty when the origin sent none (HTTP/2 never does).
+    private(set) var reasonPhrase = ""
+    /// The field lines of the last block, in order.
+    private(set) var fields: [HTTPHeaders.Field] = []
+    /// Whether the blank line ending the last block arrived.
+    private(set) var isComplete = false
+
+    /// The reason phrase to report: the received one, or the standard text when none was sent.
+    var statusText: String {
+        guard let status else { return "" }
+        return reasonPhrase.isEmpty ? HTTPStatusText.text(for: status) : reasonPhrase
+    }
+
+    /// The fields as ``HTTPHeaders`` (order, duplicates and name case as received).
+    var headers: HTTPHeaders { HTTPHeaders(fields: fields) }
+
+    /// The last announced Content-Length in bytes, or `nil` when absent or not a number.
+    var contentLength: Int64? {
+        guard let text = fields.last(where: { $0.hasName("Content-Length") })?.value else { return nil }
+        return Int64(text)
+    }
+
+    /// Feeds one raw header line as libcurl delivers it (CRLF included), decoding UTF-8 or else Latin-1.
+    mutating func consume(_ bytes: UnsafeRawBufferPointer) {
+        let units = bytes.bindMemory(to: UInt8.self)
+        if let text = String(validating: units, as: UTF8.self) {
+            consume(line: text)
+        } else {
+            consume(line: String(String.UnicodeScalarView(units.map { Unicode.Scalar($0) })))
+        }
+    }
+
+    /// Feeds one header line (trailing CR/LF optional).
+    mutating func consume(line raw: String) {
+        var line = Substring(raw)
+        while let last = line.last, last == "\n" || last == "\r" || last == "\r\n" { line = line.dropLast() }
+        if line.hasPrefix("HTTP/") {
+            startBlock(statusLine: line)
+            return
+        }
+        guard status != nil, !isComplete else { return }
+        if line.isEmpty {
+            isComplete = true
+            return
+        }
+        if let first = line.first, first == " " || first == "\t" {
+            // obs-fold: a continuation of the previous field's value.
+            guard let lastIndex = fields.indices.last else { return }
+            let addition = HTTPHeaders.trimOWS(String(line))
+            let previous = fields[lastIndex].value
+            fields[lastIndex].value = previous.isEmpty ? addition : previous + " " + addition
+            return
+        }
+        guard let colon = line.firstIndex(of: ":") else { return }
+        let name = HTTPHeaders.trimOWS(String(line[..<colon]))
+        guard !name.isEmpty else { return }
+        fields.append(HTTPHeaders.Field(name: name, value: String(line[line.index(after: colon)...])))
+    }
+
+    /// Starts a new block at `statusLine` ("HTTP/1.1 299 Whatever", "HTTP/2 200").
+    private mutating func startBlock(statusLine: Substring) {
+        fields = []
+        isComplete = false
+        let parts = statusLine.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count >= 2, let code = Int(parts[1]), (100...999).contains(code) else {
+            status = nil
+            reasonPhrase = ""
+            return
+        }
+        status = code
+        reasonPhrase = parts.count == 3 ? HTTPHeaders.trimOWS(String(parts[2])) : ""
+    }
+}
+#endif

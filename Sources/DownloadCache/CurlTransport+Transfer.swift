@@ -1,0 +1,190 @@
+#if canImport(CCurl)
+import CCurl
+import Foundation
+import HTTPCacheSemantics
+import Synchronization
+
+/// One libcurl transfer of ``CurlTransport``: the easy handle, its header list, the body file descriptor,
+/// the response head being collected, and the continuation its completion resumes.
+///
+/// Thread confinement (why `@unchecked Sendable` is sound): the caller's task builds and configures the
+/// transfer, then hands it to the event loop through a mutex-protected queue; from then on only the
+/// loop thread touches the mutable fields (the libcurl callbacks run on it too). `cancelled` is atomic
+/// because the cancellation handler sets it from any thread.
+final class CurlTransfer: @unchecked Sendable {
+    typealias Outcome = Result<TransportResponse, TransportError>
+
+    let request: TransportRequest
+    /// The easy handle (`CURL *`), owned until ``finish(_:)`` cleans it up.
+    let easy: UnsafeMutableRawPointer
+    /// Set by the cancellation handler; read by the loop when it adds or finishes the transfer.
+    let cancelled = Atomic<Bool>(false)
+    /// The request header list; must outlive the transfer.
+    var headerList: UnsafeMutablePointer<curl_slist>?
+    /// The continuation ``CurlTransport/send(_:bodyFile:progress:)`` waits on; resumed exactly once.
+    var continuation: CheckedContinuation<Outcome, Never>?
+
+    private let fd: Int32
+    private let bodyPath: String
+    private let progress: (@Sendable (Int64, Int64?) -> Void)?
+    private let errorBuffer: UnsafeMutablePointer<CChar>
+    private var head = CurlResponseHead()
+    private var received: Int64 = 0
+    private var writeError: String?
+
+    /// Creates the easy handle; `nil` when libcurl cannot allocate one (the caller closes `fd`).
+    init?(request: TransportRequest, fd: Int32, bodyPath: String, progress: (@Sendable (Int64, Int64?) -> Void)?) {
+        guard let easy = curl_easy_init() else { return nil }
+        self.request = request
+        self.easy = easy
+        self.fd = fd
+        self.bodyPath = bodyPath
+        self.progress = progress
+        self.errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+        _ = dlc_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, UnsafeMutableRawPointer(errorBuffer))
+    }
+
+    deinit {
+        errorBuffer.deallocate()
+    }
+
+    /// This transfer as libcurl callback user data (unretained: the loop's table keeps it alive).
+    var userData: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
+
+    /// The transfer behind libcurl callback user data.
+    static func from(_ userData: UnsafeMutableRawPointer) -> CurlTransfer {
+        Unmanaged<CurlTransfer>.fromOpaque(userData).takeUnretainedValue()
+    }
+
+    // MARK: - Callbacks (loop thread)
+
+    /// One raw header line from libcurl.
+    func receiveHeaderLine(_ bytes: UnsafeRawBufferPointer) {
+        head.consume(bytes)
+    }
+
+    /// One chunk of body bytes: written fully to the body file, or the transfer is aborted.
+    /// - Returns: bytes consumed; anything but `bytes.count` makes libcurl fail with CURLE_WRITE_ERROR.
+    func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
+        guard let base = bytes.baseAddress else { return 0 }
+        var offset = 0
+        while offset < bytes.count {
+            let written = write(fd, base + offset, bytes.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                writeError = String(cString: strerror(errno))
+                return 0
+            }
+            if written == 0 {
+                writeError = "no bytes written to \(bodyPath)"
+                return 0
+            }
+            offset += written
+        }
+        received += Int64(bytes.count)
+        progress?(received, head.contentLength)
+        return bytes.count
+    }
+
+    // MARK: - Completion (loop thread)
+
+    /// Classifies libcurl's result (`nil`: cancelled before it ran), releases every resource and resumes the
+    /// waiting caller. The easy handle must already be removed from the multi handle.
+    func finish(_ code: CURLcode?) {
+        if let code, !cancelled.load(ordering: .acquiring) {
+            complete(classify(code))
+        } else {
+            complete(.failure(.cancelled))
+        }
+    }
+
+    /// Completes the transfer with `error` without running it (e.g. libcurl refused to add it).
+    func finishWithError(_ error: TransportError) {
+        complete(.failure(error))
+    }
+
+    private func complete(_ outcome: Outcome) {
+        close(fd)
+        curl_easy_cleanup(easy)
+        if let headerList { curl_slist_free_all(headerList) }
+        headerList = nil
+        if case .success(let response) = outcome { progress?(response.bodySize, response.bodySize) }
+        continuation?.resume(returning: outcome)
+        continuation = nil
+    }
+
+    /// Connections this transfer opened (0 when it reused a kept-alive one).
+    var connectionsOpened: Int {
+        var count = 0
+        _ = dlc_easy_getinfo_long(easy, CURLINFO_NUM_CONNECTS, &count)
+        return count
+    }
+
+    /// libcurl's detailed error text, or its generic text for `code`.
+    private func detail(_ code: CURLcode) -> String {
+        let specific = String(cString: errorBuffer)
+        if !specific.isEmpty { return specific }
+        return String(cString: curl_easy_strerror(code))
+    }
+
+    /// Whether the last response carries a body whose length Content-Length states (RFC 9110 §8.6).
+    private var bodyExpected: Bool {
+        guard let status = head.status else { return false }
+        return !(request.method == "HEAD" || status == 204 || status == 304 || (100..<200).contains(status))
+    }
+
+    /// Maps a CURLcode and the collected head to the transport's result.
+    private func classify(_ code: CURLcode) -> Outcome {
+        switch code {
+        case CURLE_OK:
+            return response()
+        case CURLE_OPERATION_TIMEDOUT:
+            return .failure(.timedOut)
+        case CURLE_PARTIAL_FILE:
+            return .failure(.truncated(expected: head.contentLength ?? -1, received: received))
+        case CURLE_RECV_ERROR where head.isComplete && bodyExpected:
+            return .failure(.truncated(expected: head.contentLength ?? -1, received: received))
+        case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY, CURLE_RECV_ERROR,
+             CURLE_SEND_ERROR, CURLE_GOT_NOTHING:
+            return .failure(.connectionFailed(detail(code)))
+        case CURLE_WRITE_ERROR where writeError != nil:
+            return .failure(.other("write failed: \(writeError ?? "") (\(bodyPath))"))
+        default:
+            return .failure(.other(detail(code)))
+        }
+    }
+
+    /// The successful response; a body shorter than its Content-Length is `.truncated`.
+    private func response() -> Outcome {
+        guard let status = head.status, head.isComplete else {
+            return .failure(.connectionFailed("no HTTP response head received"))
+        }
+        if bodyExpected, let expected = head.contentLength, received < expected {
+            return .failure(.truncated(expected: expected, received: received))
+        }
+        var url = request.url
+        var effective: UnsafeMutablePointer<CChar>?
+        if dlc_easy_getinfo_string(easy, CURLINFO_EFFECTIVE_URL, &effective) == CURLE_OK, let effective,
+           let parsed = URL(string: String(cString: effective)) {
+            url = parsed
+        }
+        return .success(TransportResponse(url: url, status: status, statusText: head.statusText,
+                                          headers: head.headers, bodySize: received))
+    }
+}
+
+/// libcurl's CURLOPT_HEADERFUNCTION: forwards each raw header line to its ``CurlTransfer``.
+let curlHeaderCallback: dlc_write_callback = { buffer, size, count, userData in
+    guard let buffer, let userData else { return 0 }
+    let length = size * count
+    CurlTransfer.from(userData).receiveHeaderLine(UnsafeRawBufferPointer(start: buffer, count: length))
+    return length
+}
+
+/// libcurl's CURLOPT_WRITEFUNCTION: forwards each body chunk to its ``CurlTransfer``.
+let curlWriteCallback: dlc_write_callback = { buffer, size, count, userData in
+    guard let buffer, let userData else { return 0 }
+    return CurlTransfer.from(userData).receiveBody(UnsafeRawBufferPointer(start: buffer, count: size * count))
+}
+#endif
