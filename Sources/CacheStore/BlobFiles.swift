@@ -93,9 +93,10 @@ struct BlobFiles: Sendable {
     /// - Throws: `CacheStoreError` (e.g. `.diskFull` on `ENOSPC`).
     static func writeAll(_ fd: Int32, _ data: Data, path: String) throws(CacheStoreError) {
         let failure: Int32 = data.withUnsafeBytes { raw -> Int32 in
+            guard let base = raw.baseAddress else { return 0 }
             var offset = 0
             while offset < raw.count {
-                let n = write(fd, raw.baseAddress! + offset, raw.count - offset)
+                let n = write(fd, base + offset, raw.count - offset)
                 if n < 0 {
                     if errno == EINTR { continue }
                     return errno
@@ -172,9 +173,10 @@ struct BlobFiles: Sendable {
         let count = Int(expectedSize)
         var data = Data(count: count)
         let failure: Int32 = data.withUnsafeMutableBytes { raw -> Int32 in
+            guard let base = raw.baseAddress else { return 0 }
             var offset = 0
             while offset < count {
-                let n = read(fd, raw.baseAddress! + offset, count - offset)
+                let n = read(fd, base + offset, count - offset)
                 if n < 0 {
                     if errno == EINTR { continue }
                     return errno
