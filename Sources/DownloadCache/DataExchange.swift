@@ -5,7 +5,7 @@ import FoundationNetworking
 import Synchronization
 
 /// The fast path of ``URLSessionTransport`` for bodies announced small: a delegate-driven data task whose
-/// chunks collect in memory (at most `limit` bytes) and are written to the body file once at the end.
+/// chunks collect in memory (at most `limit` bytes) and are returned as ``TransportResponse/inMemoryBody``.
 ///
 /// A data task is about twice as fast per request as a download task on Linux, but its chunks reach the delegate
 /// with no back-pressure, so a large or unannounced body is refused at the response head (`.tooLarge`) and the
@@ -129,12 +129,12 @@ final class DataExchange: Sendable {
             continuation.resume(returning: .done(.failure(.connectionFailed("no HTTP response"))))
             return
         }
-        do { try body.write(to: bodyFile) } catch {
-            continuation.resume(returning: .done(.failure(.other("cannot write body file \(bodyFile.path): \(error)"))))
-            return
+        var result = TransportExchange.response(http, url: url, received: received, method: request.method)
+        if case .success(var done) = result {
+            done.inMemoryBody = body   // small: handed over in memory, the body file stays empty
+            result = .success(done)
+            progress?(done.bodySize, done.bodySize)
         }
-        let result = TransportExchange.response(http, url: url, received: received, method: request.method)
-        if case .success(let done) = result { progress?(done.bodySize, done.bodySize) }
         continuation.resume(returning: .done(result))
     }
 }

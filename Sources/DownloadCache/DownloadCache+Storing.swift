@@ -68,8 +68,13 @@ extension DownloadCache {
         let head = CacheResponse(status: received.status, headers: received.headers)
         let inMemory = size <= Int64(configuration.inMemoryBodyLimit)
         var data: Data?
+        if let body = received.inMemoryBody, !inMemory {
+            do { try body.write(to: sink.fileURL) } catch {
+                return .failure(DownloadError(.storage, "cannot write the downloaded body: \(error)"))
+            }
+        }
         if inMemory {
-            do { data = try Data(contentsOf: sink.fileURL) } catch {
+            do { data = try received.inMemoryBody ?? Data(contentsOf: sink.fileURL) } catch {
                 sink.discard()
                 return .failure(DownloadError(.storage, "cannot read the downloaded body: \(error)"))
             }
@@ -101,6 +106,9 @@ extension DownloadCache {
                         sink.discard()
                         return .success(networkResponse(received, original: original, body: .data(data),
                                                         reason: "\(reason); \(note)", blob: nil))
+                    }
+                    if let data, received.inMemoryBody != nil {
+                        try data.write(to: sink.fileURL)   // a blob-sized body that arrived in memory
                     }
                     let writer = try sink.moveIntoStore(store)
                     try store.commit(writer, metadata: try metadata.encoded(), for: key,
@@ -198,8 +206,11 @@ extension DownloadCache {
         if !keys.isEmpty && eventHub.hasSubscribers { eventHub.send(.invalidated(url: request.url)) }
         let body: ResponseBody
         if received.bodySize <= Int64(configuration.inMemoryBodyLimit) {
-            body = .data((try? Data(contentsOf: sink.fileURL)) ?? Data())
+            body = .data(received.inMemoryBody ?? (try? Data(contentsOf: sink.fileURL)) ?? Data())
             sink.discard()
+        } else if let inMemory = received.inMemoryBody, (try? inMemory.write(to: sink.fileURL)) != nil,
+                  let file = sink.keep() {
+            body = .file(file)
         } else if let file = sink.keep() {
             body = .file(file)
         } else {

@@ -45,10 +45,14 @@ public struct TransportResponse: Sendable, Hashable {
     public var bodySize: Int64
     /// The content coding the transport removed (e.g. `"gzip"`), or `nil` when the body is as sent.
     public var decodedContentEncoding: String?
+    /// The body in memory when the transport received it that way (small bodies); then the body file may be
+    /// left empty. `nil` means the body is in the body file.
+    public var inMemoryBody: Data?
 
     /// Creates a response value (used by transports and by test fakes).
     public init(url: URL, status: Int, statusText: String? = nil, headers: HTTPHeaders, bodySize: Int64,
-                decodedContentEncoding: String? = nil) {
+                decodedContentEncoding: String? = nil, inMemoryBody: Data? = nil) {
+        self.inMemoryBody = inMemoryBody
         self.url = url
         self.status = status
         self.statusText = statusText ?? HTTPStatusText.text(for: status)
@@ -101,7 +105,8 @@ public enum TransportError: Error, Sendable, Hashable, CustomStringConvertible {
 /// A transport never caches, never decides anything about freshness, and reports a body shorter than its
 /// `Content-Length` as ``TransportError/truncated(expected:received:)``.
 public protocol HTTPTransport: Sendable {
-    /// Sends `request` and writes the response body to `bodyFile` (created or truncated first).
+    /// Sends `request` and writes the response body to `bodyFile` (created or truncated first), or returns a
+    /// small body in ``TransportResponse/inMemoryBody`` instead.
     ///
     /// - Parameters:
     ///   - request: what to send.

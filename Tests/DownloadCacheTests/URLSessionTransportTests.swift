@@ -20,9 +20,24 @@ import Testing
         defer { try? FileManager.default.removeItem(at: file) }
         let response = try await transport.send(TransportRequest(url: origin.url("/b")), bodyFile: file, progress: nil)
         #expect(response.status == 200 && response.bodySize == 300_000)
-        #expect(try Data(contentsOf: file).count == 300_000)
+        // 300 KB is below the 1 MiB small-body limit: it comes back in memory.
+        #expect(try (response.inMemoryBody ?? Data(contentsOf: file)).count == 300_000)
         #expect(response.headers.first("etag") == "\"tag\"" && response.headers.first("x-thing") == "One")
         #expect(response.decodedContentEncoding == nil)
+    }
+
+    @Test func bodyAboveTheSmallLimitStreamsIntoTheFile() async throws {
+        let origin = try OriginServer()
+        defer { origin.stop() }
+        let file = bodyFile()
+        defer { try? FileManager.default.removeItem(at: file) }
+        let small = URLSessionTransport(smallBodyLimit: 1_000)
+        let response = try await small.send(TransportRequest(url: origin.url("/size/5000")), bodyFile: file, progress: nil)
+        #expect(response.inMemoryBody == nil && response.bodySize == 5_000)
+        let data = try Data(contentsOf: file)
+        #expect(data.count == 5_000 && data[4_999] == UInt8(4_999 % 256))
+        // Refused at the head on the fast path, then fetched as a download: two requests reached the origin.
+        #expect(try await origin.hits("/size/5000").total == 2)
     }
 
     @Test func truncatedBodyIsReportedAsTruncated() async throws {
@@ -66,7 +81,7 @@ import Testing
         let file = bodyFile()
         defer { try? FileManager.default.removeItem(at: file) }
         let response = try await transport.send(TransportRequest(url: origin.url("/gz")), bodyFile: file, progress: nil)
-        #expect(try String(decoding: Data(contentsOf: file), as: UTF8.self) == text)
+        #expect(try String(decoding: response.inMemoryBody ?? Data(contentsOf: file), as: UTF8.self) == text)
         #expect(response.decodedContentEncoding == "gzip")
         #expect(response.headers.first("Content-Encoding") == nil)
         #expect(response.headers.first("Content-Length") == String(text.utf8.count))

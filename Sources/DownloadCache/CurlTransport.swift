@@ -1,0 +1,197 @@
+#if canImport(CCurl)
+import CCurl
+import Foundation
+import HTTPCacheSemantics
+
+/// An ``HTTPTransport`` on libcurl's multi interface for Linux: responses arrive exactly as the origin sent
+/// them, which URLSession on Linux cannot promise.
+///
+/// - Response head: the raw status line and header lines of the last response (a 1xx interim response or
+///   an earlier redirect hop is discarded) — received reason phrase, field order, duplicates (`Set-Cookie`
+///   never joined), name case (`ETag` stays `ETag`), obs-fold lines joined. Nothing is dropped here; the
+///   semantics layer removes hop-by-hop fields.
+/// - Body: bytes exactly as sent. No `Accept-Encoding` is added and libcurl never decodes a content
+///   coding, so `Content-Encoding` and `Content-Length` always describe the bytes in the body file
+///   (``TransportResponse/decodedContentEncoding`` is always `nil`). Chunked transfer coding is removed.
+/// - Request: any method token; header fields sent in the given order with duplicates; a field with an
+///   empty value is sent empty. libcurl's own `Accept: */*` is suppressed unless the caller set `Accept`,
+///   `Expect: 100-continue` is off unless the caller set `Expect`, and a request body gets no invented
+///   `Content-Type`. The path is sent as given (no dot-segment squashing). http and https only.
+/// - Redirects are followed (at most 20 hops) only when ``TransportRequest/followRedirects`` is true.
+/// - One dedicated thread runs every transfer; connections are kept alive and reused. The `progress`
+///   closure runs on that thread after each body chunk: keep it short.
+/// - Proxies: libcurl's defaults apply (the `http_proxy` / `https_proxy` / `no_proxy` environment variables).
+public final class CurlTransport: HTTPTransport, Sendable {
+    /// The User-Agent sent by default (`dlcache/<version>`).
+    public static let defaultUserAgent = "dlcache/0.1.0"
+
+    /// Seconds allowed to establish a connection (TCP + TLS).
+    public let connectTimeout: TimeInterval
+    /// Idle timeout in seconds: a transfer with no byte received for this long fails with `.timedOut`.
+    public let idleTimeout: TimeInterval
+    /// The User-Agent sent when the request sets none; `nil` sends no User-Agent at all.
+    public let userAgent: String?
+    private let loop: CurlEventLoop?
+
+    /// Creates a transport with its own libcurl multi handle and event-loop thread.
+    /// - Parameters:
+    ///   - maxConnectionsPerHost: parallel connections per host (default 6); further transfers wait.
+    ///   - connectTimeout: seconds allowed to connect (default 10).
+    ///   - idleTimeout: seconds without progress before `.timedOut` (default 60, applied whole-second,
+    ///     at least 1), on top of a request's own total ``TransportRequest/timeout``.
+    ///   - userAgent: the User-Agent for requests that set none (default ``defaultUserAgent``; `nil`: none).
+    public init(maxConnectionsPerHost: Int = 6, connectTimeout: TimeInterval = 10, idleTimeout: TimeInterval = 60,
+                userAgent: String? = CurlTransport.defaultUserAgent) {
+        self.connectTimeout = connectTimeout
+        self.idleTimeout = idleTimeout
+        self.userAgent = userAgent
+        self.loop = CurlEventLoop(maxConnectionsPerHost: maxConnectionsPerHost)
+    }
+
+    deinit {
+        loop?.shutdown()
+    }
+
+    /// Connections opened so far by finished transfers (kept-alive reuse keeps this well below the number
+    /// of requests); for tests and diagnostics.
+    public var connectionsOpened: Int { loop?.connectionsOpened ?? 0 }
+
+    /// Sends `request` and streams the body into `bodyFile`; see ``HTTPTransport/send(_:bodyFile:progress:)``.
+    ///
+    /// - Throws: `TransportError.connectionFailed` (refused, DNS, connection lost before a response),
+    ///   `.timedOut` (request `timeout` or idle timeout), `.cancelled` (task cancelled), `.truncated` (body
+    ///   shorter than Content-Length or a chunked body cut off: `expected` -1), `.other` (unsupported scheme,
+    ///   unwritable body file: "write failed: ...", invalid header field, TLS and other libcurl errors).
+    public func send(_ request: TransportRequest, bodyFile: URL,
+                     progress: (@Sendable (Int64, Int64?) -> Void)?) async throws(TransportError) -> TransportResponse {
+        guard let loop else { throw TransportError.other("libcurl could not create a multi handle") }
+        let scheme = request.url.scheme?.lowercased() ?? ""
+        guard scheme == "http" || scheme == "https" else {
+            throw TransportError.other("unsupported URL scheme '\(scheme)' (http and https only)")
+        }
+        if let bad = request.headers.first(where: { !Self.isValidField($0) }) {
+            throw TransportError.other("invalid request header field '\(bad.name)'")
+        }
+        let fd = open(bodyFile.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else {
+            throw TransportError.other("cannot create body file \(bodyFile.path): \(String(cString: strerror(errno)))")
+        }
+        guard let transfer = CurlTransfer(request: request, fd: fd, bodyPath: bodyFile.path, progress: progress) else {
+            close(fd)
+            throw TransportError.other("curl_easy_init failed")
+        }
+        if let failure = configure(transfer) {
+            transfer.finishWithError(.other(failure))
+            throw TransportError.other(failure)
+        }
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                transfer.continuation = continuation
+                loop.submit(transfer)
+            }
+        } onCancel: {
+            loop.cancel(transfer)
+        }
+        return try result.get()
+    }
+
+    /// Whether a request field can be sent as one header line (no CR, LF or NUL; a non-empty name).
+    private static func isValidField(_ field: HTTPHeaders.Field) -> Bool {
+        let forbidden: Set<UInt8> = [0, 10, 13]
+        return !field.name.isEmpty && !field.name.utf8.contains(58)
+            && !field.name.utf8.contains(where: forbidden.contains) && !field.value.utf8.contains(where: forbidden.contains)
+    }
+}
+
+extension CurlTransport {
+    /// Sets every libcurl option of `transfer`; returns the first failure in words, `nil` when all were set.
+    private func configure(_ transfer: CurlTransfer) -> String? {
+        let easy = transfer.easy
+        let request = transfer.request
+        var failure: String?
+        func check(_ code: CURLcode, _ what: String) {
+            if code != CURLE_OK, failure == nil {
+                failure = "cannot set \(what): \(String(cString: curl_easy_strerror(code)))"
+            }
+        }
+        check(dlc_easy_setopt_string(easy, CURLOPT_URL, request.url.absoluteString), "URL")
+        check(dlc_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1), "NOSIGNAL")
+        check(dlc_easy_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "http,https"), "PROTOCOLS_STR")
+        check(dlc_easy_setopt_string(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"), "REDIR_PROTOCOLS_STR")
+        check(dlc_easy_setopt_long(easy, CURLOPT_PATH_AS_IS, 1), "PATH_AS_IS")
+        check(dlc_easy_setopt_long(easy, CURLOPT_HTTP_CONTENT_DECODING, 0), "HTTP_CONTENT_DECODING")
+        check(dlc_easy_setopt_write_callback(easy, CURLOPT_HEADERFUNCTION, curlHeaderCallback), "HEADERFUNCTION")
+        check(dlc_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, transfer.userData), "HEADERDATA")
+        check(dlc_easy_setopt_write_callback(easy, CURLOPT_WRITEFUNCTION, curlWriteCallback), "WRITEFUNCTION")
+        check(dlc_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, transfer.userData), "WRITEDATA")
+        check(dlc_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(connectTimeout)), "CONNECTTIMEOUT")
+        check(dlc_easy_setopt_long(easy, CURLOPT_LOW_SPEED_LIMIT, 1), "LOW_SPEED_LIMIT")
+        check(dlc_easy_setopt_long(easy, CURLOPT_LOW_SPEED_TIME, max(1, Int(idleTimeout.rounded(.up)))),
+              "LOW_SPEED_TIME")
+        if let total = request.timeout, total > 0 {
+            check(dlc_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, Self.milliseconds(total)), "TIMEOUT_MS")
+        }
+        if let userAgent, !request.headers.contains("User-Agent") {
+            check(dlc_easy_setopt_string(easy, CURLOPT_USERAGENT, userAgent), "USERAGENT")
+        }
+        if request.followRedirects {
+            check(dlc_easy_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 1), "FOLLOWLOCATION")
+            check(dlc_easy_setopt_long(easy, CURLOPT_MAXREDIRS, 20), "MAXREDIRS")
+        }
+        configureMethod(transfer, check: check)
+        transfer.headerList = Self.headerList(for: request)
+        check(dlc_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, transfer.headerList), "HTTPHEADER")
+        return failure
+    }
+
+    /// Method and body: HEAD → NOBODY; a body → POSTFIELDS (copied) plus CUSTOMREQUEST unless POST;
+    /// any other method → CUSTOMREQUEST; GET is libcurl's default.
+    private func configureMethod(_ transfer: CurlTransfer, check: (CURLcode, String) -> Void) {
+        let easy = transfer.easy
+        let request = transfer.request
+        let method = request.method
+        if method == "HEAD" {
+            check(dlc_easy_setopt_long(easy, CURLOPT_NOBODY, 1), "NOBODY")
+            return
+        }
+        if let body = request.body ?? (method == "POST" ? Data() : nil) {
+            // The size first: without it libcurl would take strlen() of the copied bytes.
+            check(dlc_easy_setopt_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count)), "POSTFIELDSIZE")
+            var bytes = [UInt8](body)
+            if bytes.isEmpty { bytes = [0] }
+            bytes.withUnsafeMutableBytes { raw in
+                check(dlc_easy_setopt_pointer(easy, CURLOPT_COPYPOSTFIELDS, raw.baseAddress), "COPYPOSTFIELDS")
+            }
+            if method != "POST" {
+                check(dlc_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, method), "CUSTOMREQUEST")
+            }
+        } else if method != "GET" {
+            check(dlc_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, method), "CUSTOMREQUEST")
+        }
+    }
+
+    /// The request's fields as a curl_slist in order (duplicates kept; an empty value as `Name;`), plus the
+    /// suppressions of libcurl's own `Accept`, `Expect` and (with a body) `Content-Type`.
+    private static func headerList(for request: TransportRequest) -> UnsafeMutablePointer<curl_slist>? {
+        var list: UnsafeMutablePointer<curl_slist>?
+        func append(_ line: String) {
+            if let grown = curl_slist_append(list, line) { list = grown }
+        }
+        for field in request.headers {
+            append(field.value.isEmpty ? "\(field.name);" : "\(field.name): \(field.value)")
+        }
+        if !request.headers.contains("Accept") { append("Accept:") }
+        if !request.headers.contains("Expect") { append("Expect:") }
+        if (request.body != nil || request.method == "POST") && !request.headers.contains("Content-Type") {
+            append("Content-Type:")
+        }
+        return list
+    }
+
+    /// `seconds` as whole milliseconds for libcurl (at least 1, capped to fit a C long).
+    private static func milliseconds(_ seconds: TimeInterval) -> Int {
+        guard seconds.isFinite, seconds > 0 else { return 1 }
+        return Int(min(seconds * 1_000, Double(Int32.max)).rounded(.up))
+    }
+}
+#endif

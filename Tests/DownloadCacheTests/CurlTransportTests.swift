@@ -1,0 +1,355 @@
+#if canImport(CCurl)
+import CacheTestSupport
+@testable import DownloadCache
+import Foundation
+import HTTPCacheSemantics
+import Synchronization
+import Testing
+
+/// The libcurl transport against the live origin: exact heads and bodies, failure classes, concurrency.
+@Suite struct CurlTransportTests {
+    let transport = CurlTransport(connectTimeout: 5, idleTimeout: 10)
+
+    func bodyFile() -> URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-curl-\(UUID().uuidString)")
+    }
+
+    /// Sends `request`, returning the response and the body file's bytes (the file is removed).
+    func fetch(_ request: TransportRequest,
+               progress: (@Sendable (Int64, Int64?) -> Void)? = nil) async throws -> (TransportResponse, Data) {
+        let file = bodyFile()
+        defer { try? FileManager.default.removeItem(at: file) }
+        var request = request
+        if request.timeout == nil { request.timeout = 20 }
+        let response = try await transport.send(request, bodyFile: file, progress: progress)
+        return (response, try Data(contentsOf: file))
+    }
+
+    /// The error `request` fails with, or `nil` when it succeeded.
+    func failure(_ request: TransportRequest) async -> TransportError? {
+        let file = bodyFile()
+        defer { try? FileManager.default.removeItem(at: file) }
+        do throws(TransportError) {
+            _ = try await transport.send(request, bodyFile: file, progress: nil)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    @Test(arguments: [(200, "OK"), (299, "Status 299"), (404, "Not Found"), (418, "I'm a Teapot")])
+    func statusAndReceivedReasonPhrase(status: Int, phrase: String) async throws {
+        let origin = try OriginServer()
+        defer { origin.stop() }
+        try await origin.configure(path: "/s", status: status, body: "x")
+        let (response, body) = try await fetch(TransportRequest(url: origin.url("/s")))
+        #expect(response.status == status)
+        #expect(response.statusText == phrase)
+        #expect(body == Data("x".utf8))
+    }
+
+    @Test func duplicateHeadersKeepOrderAndNameCase() async throws {
+        let origin = try OriginServer()
+        defer { origin.stop() }
+        try await origin.configure(path: "/h", headers: [("Set-Cookie", "a=1; Path=/"), ("X-Dup", "one"),
+                                                          ("Set-Cookie", "b=2, c"), ("x-MiXeD", "v"), ("X-Dup", "two")],
+                                   body: "ok", etag: "\"v1\"")
+        let (response, _) = try await fetch(TransportRequest(url: origin.url("/h")))
+        let names = response.headers.map(\.name)
+        #expect(names.contains("ETag") && !names.contains("Etag"))
+        #expect(names.contains("x-MiXeD"))
+        #expect(response.headers.values(for: "set-cookie") == ["a=1; Path=/", "b=2, c"])
+        #expect(response.headers.values(for: "x-dup") == ["one", "two"])
+        let interesting = response.headers.fields.filter { ["Set-Cookie", "X-Dup"].contains($0.name) }.map(\.value)
+        #expect(interesting == ["a=1; Path=/", "one", "b=2, c", "two"])
+        #expect(response.decodedContentEncoding == nil)
+    }
+
+    @Test func obsFoldedHeaderLinesAreJoined() async throws {
+        let origin = try OriginServer()
+        defer { origin.stop() }
+        try await origin.configure(path: "/fold", headers: [("X-Folded", "first\r\n\tsecond"), ("X-After", "1")],
+                                   body: "ok")
+        let (response, _) = try await fetch(TransportRequest(url: origin.url("/fold")))
+        #expect(response.headers.first("X-Folded") == "first second")
+        #expect(response.headers.first("X-After") == "1")
+    }
+
+    @Test func multiMegabyteBodyStreamsExactlyToTheFileWithProgress() async throws {
+        let origin = try OriginServer()
+        defer { origin.stop() }
+        let size = 3 * 1_048_576 + 123
+        let reports = Mutex<[(Int64, Int64?)]>([])
+        let (response, body) = try await fetch(TransportRequest(url: origin.url("/size/\(size)"))) { done, total in
+            reports.withLock { $0.append((done, total)) }
+        }
+        #expect(response.status == 200 && response.bodySize == Int64(size))
+        #expect(body.count == size)
+        #expect(body.enumerated().allSatisfy { $0.element == UInt8($0.offset % 256) })
+        let seen = reports.withLock { $0 }
+        #expect(seen.count >= 2)
+        #expect(zip(seen, seen.dropFirst()).allSatisfy { $0.0 <= $1.0 })
+        #expect(seen.last?.0 == Int64(size) && seen.last?.1 == Int64(size))
+        #expect(seen.first?.1 == Int64(size))
+    }
+
+    @Test func headReturnsTheHeadWithoutABody() async throws {
+        let origin = try OriginServer()
+        defer { origin.stop() }
+        let (response, body) = try await fetch(TransportRequest(method: "HEAD", url: origin.url("/size/5000")))
+        #expect(response.status == 200 && response.bodySize == 0 && body.isEmpty)
+        #expect(response.headers.first("Content-Length") == "5000")
+        #expect(try await origin.hits("/size/5000").methods == ["HEAD": 1])
+    }
+
+    @Test func postBodyReachesTheOriginWithoutInventedHeaders() async throws {
+        let origin = try OriginServer()
+        defer { origin.stop() }
+        try await origin.configure(path: "/len", body: "got", echoHeader: "Content-Length")
+        try await origin.configure(path: "/type", body: "got", echoHeader: "Content-Type")
+        let payload = Data(repeating: 7, count: 12_345)
+        let (lengthResponse, lengthBody) = try await fetch(TransportRequest(method: "POST", url: origin.url("/len"),
+                                                                            body: payload))
+        #expect(lengthResponse.status == 200)
+        #expect(String(decoding: lengthBody, as: UTF8.self) == "got|Content-Length=12345")
+        let (_, typeBody) = try await fetch(TransportRequest(method: "POST", url: origin.url("/type"), body: payload))
+        #expect(String(decoding: typeBody, as: UTF8.self) == "got|Content-Type=")
+        #expect(try await origin.hits("/len").methods == ["POST": 1])
+    }
+
+    @Test func requestHeadersAndDefaultsReachTheOrigin() async throws {
+        let origin = try OriginServer()
+        defer { origin.stop() }
+        try await origin.configure(path: "/accept", body: "a", echoHeader: "Accept")
+        try await origin.configure(path: "/agent", body: "a", echoHeader: "User-Agent")
+        try await origin.configure(path: "/lang", body: "a", echoHeader: "Accept-Language")
+        let (_, noAccept) = try await fetch(TransportRequest(url: origin.url("/accept")))
+        #expect(String(decoding: noAccept, as: UTF8.self) == "a|Accept=")
+        let (_, accept) = try await fetch(TransportRequest(url: origin.url("/accept"), headers: [("Accept", "text/x")]))
+        #expect(String(decoding: accept, as: UTF8.self) == "a|Accept=text/x")
+        let (_, agent) = try await fetch(TransportRequest(url: origin.url("/agent")))
+        #expect(String(decoding: agent, as: UTF8.self) == "a|User-Agent=\(CurlTransport.defaultUserAgent)")
+        let (_, lang) = try await fetch(TransportRequest(url: origin.url("/lang"), headers: [("accept-language", "fr")]))
+        #expect(String(decoding: lang, as: UTF8.self) == "a|Accept-Language=fr")
+    }
+
+    @Test(arguments: ["PATCH", "DELETE"])
+    func customMethodTokensAreSent(method: String) async throws {
+        let origin = try OriginServer()
+        defer { origin.stop() }
+        try await origin.configure(path: "/m", body: "done")
+        let (response, body) = try await fetch(TransportRequest(method: method, url: origin.url("/m"),
+                                                                body: method == "PATCH" ? Data("p".utf8) : nil))
+        #expect(response.status == 200 && body == Data("done".utf8))
+        #expect(try await origin.hits("/m").methods == [method: 1])
+    }
+
+    @Test func unknownMethodTokenReachesTheOrigin() async throws {
+        let origin = try OriginServer()
+        defer { origin.stop() }
+        // origin.py has no handler for PURGE: Python's server answers 501 naming the method it received.
+        let (response, body) = try await fetch(TransportRequest(method: "PURGE", url: origin.url("/p")))
+        #expect(response.status == 501)
+        #expect(String(decoding: body, as: UTF8.self).contains("PURGE"))
+    }
+
+    @Test func gzipBodyArrivesStillCompressedWithMatchingHeaders() async throws {
+        let origin = try OriginServer()
+        defer { origin.stop() }
+        let text = String(repeating: "abcdefgh", count: 4_000)
+        try await origin.configure(path: "/gz", body: text, gzip: true)
+        let (response, body) = try await fetch(TransportRequest(url: origin.url("/gz"),
+                                                                headers: [("Accept-Encoding", "gzip")]))
+        #expect(response.headers.first("Content-Encoding") == "gzip")
+        #expect(response.headers.first("Content-Length") == String(body.count))
+        #expect(response.bodySize == Int64(body.count) && body.count < text.utf8.count)
+        #expect(Array(body.prefix(2)) == [0x1f, 0x8b])
+        #expect(response.decodedContentEncoding == nil)
+    }
+
+    @Test func truncatedBodyIsTruncated() async throws {
+        let origin = try OriginServer()
+        defer { origin.stop() }
+        try await origin.configure(path: "/t", size: 100_000, truncate: true)
+        let error = await failure(TransportRequest(url: origin.url("/t"), timeout: 20))
+        guard case .truncated(let expected, let received) = error else {
+            Issue.record("expected truncated, got \(String(describing: error))")
+            return
+        }
+        #expect(expected == 100_000 && received == 50_000)
+    }
+
+    @Test func droppedConnectionIsConnectionFailed() async throws {
+        let origin = try OriginServer()
+        defer { origin.stop() }
+        try await origin.configure(path: "/drop", drop: true)
+        let error = await failure(TransportRequest(url: origin.url("/drop"), timeout: 20))
+        guard case .connectionFailed = error else {
+            Issue.record("expected connectionFailed, got \(String(describing: error))")
+            return
+        }
+    }
+
+    @Test func refusedConnectionIsConnectionFailed() async throws {
+        let origin = try OriginServer()
+        let url = origin.url("/x")
+        origin.stop()
+        let error = await failure(TransportRequest(url: url, timeout: 20))
+        #expect(error?.isOriginUnreachable == true)
+        guard case .connectionFailed = error else {
+            Issue.record("expected connectionFailed, got \(String(describing: error))")
+            return
+        }
+    }
+
+    @Test func slowOriginTimesOut() async throws {
+        let origin = try OriginServer()
+        defer { origin.stop() }
+        try await origin.configure(path: "/slow", body: "late", delay: 3)
+        let error = await failure(TransportRequest(url: origin.url("/slow"), timeout: 0.5))
+        #expect(error == .timedOut)
+    }
+
+    @Test func cancellationIsCancelled() async throws {
+        let origin = try OriginServer()
+        defer { origin.stop() }
+        try await origin.configure(path: "/slow", body: "late", delay: 3)
+        let file = bodyFile()
+        defer { try? FileManager.default.removeItem(at: file) }
+        let transport = self.transport
+        let task = Task { () async throws(TransportError) -> TransportResponse in
+            try await transport.send(TransportRequest(url: origin.url("/slow"), timeout: 20), bodyFile: file,
+                                     progress: nil)
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        task.cancel()
+        let result = await task.result
+        #expect((result.failureValue as? TransportError) == .cancelled)
+    }
+
+    @Test func alreadyCancelledTaskNeverSends() async throws {
+        let origin = try OriginServer()
+        defer { origin.stop() }
+        let file = bodyFile()
+        defer { try? FileManager.default.removeItem(at: file) }
+        let transport = self.transport
+        let task = Task { () async throws(TransportError) -> TransportResponse in
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await transport.send(TransportRequest(url: origin.url("/size/10")), bodyFile: file,
+                                            progress: nil)
+        }
+        let result = await task.result
+        #expect((result.failureValue as? TransportError) == .cancelled)
+        #expect(try await origin.hits("/size/10").total == 0)
+    }
+
+    @Test func twoHundredConcurrentRequestsSucceedOverKeptAliveConnections() async throws {
+        let origin = try OriginServer()
+        defer { origin.stop() }
+        let transport = CurlTransport(maxConnectionsPerHost: 6, connectTimeout: 5, idleTimeout: 20)
+        let sizes = try await withThrowingTaskGroup(of: Int64.self) { group in
+            for index in 0..<200 {
+                let url = origin.url("/size/\(16_384 + index)")
+                let file = bodyFile()
+                group.addTask {
+                    defer { try? FileManager.default.removeItem(at: file) }
+                    let response = try await transport.send(TransportRequest(url: url, timeout: 30), bodyFile: file,
+                                                            progress: nil)
+                    return response.status == 200 ? response.bodySize : -1
+                }
+            }
+            return try await group.reduce(into: [Int64]()) { $0.append($1) }
+        }
+        #expect(Set(sizes) == Set((0..<200).map { Int64(16_384 + $0) }))
+        #expect(transport.connectionsOpened >= 1 && transport.connectionsOpened <= 12)
+    }
+
+    @Test func redirectIsReturnedUnlessFollowingIsAsked() async throws {
+        let origin = try OriginServer()
+        defer { origin.stop() }
+        try await origin.configure(path: "/r", status: 302, body: "moved", redirect: "/dest")
+        try await origin.configure(path: "/dest", body: "dest")
+        let (unfollowed, movedBody) = try await fetch(TransportRequest(url: origin.url("/r")))
+        #expect(unfollowed.status == 302 && unfollowed.statusText == "Found")
+        #expect(unfollowed.headers.first("Location") == "/dest")
+        #expect(unfollowed.url == origin.url("/r"))
+        #expect(movedBody == Data("moved".utf8))
+        #expect(try await origin.hits("/dest").total == 0)
+        let (followed, destBody) = try await fetch(TransportRequest(url: origin.url("/r"), followRedirects: true))
+        #expect(followed.status == 200 && followed.url.path == "/dest")
+        #expect(destBody == Data("dest".utf8))
+        #expect(!followed.headers.contains("Location"))
+    }
+
+    @Test func shortWriteFailsTheTransfer() async throws {
+        let origin = try OriginServer()
+        defer { origin.stop() }
+        // /dev/full accepts open(2) but every write(2) fails with ENOSPC.
+        do throws(TransportError) {
+            _ = try await transport.send(TransportRequest(url: origin.url("/size/70000"), timeout: 20),
+                                         bodyFile: URL(fileURLWithPath: "/dev/full"), progress: nil)
+            Issue.record("expected a write failure")
+        } catch {
+            guard case .other(let detail) = error else {
+                Issue.record("expected .other, got \(error)")
+                return
+            }
+            #expect(detail.hasPrefix("write failed:"))
+        }
+    }
+
+    @Test func nonHTTPSchemesAndBadHeaderFieldsAreRefused() async {
+        let ftp = await failure(TransportRequest(url: URL(fileURLWithPath: "/etc/hostname")))
+        guard case .other = ftp else {
+            Issue.record("expected .other, got \(String(describing: ftp))")
+            return
+        }
+        let injected = await failure(TransportRequest(url: URL(string: "http://127.0.0.1:9/") ?? URL(fileURLWithPath: "/"),
+                                                      headers: [("X-A", "b\r\nX-Injected: 1")]))
+        guard case .other = injected else {
+            Issue.record("expected .other, got \(String(describing: injected))")
+            return
+        }
+    }
+}
+
+/// The raw-header-line parser behind ``CurlTransport``, fed lines as libcurl delivers them.
+@Suite struct CurlResponseHeadTests {
+    func parse(_ lines: [String]) -> CurlResponseHead {
+        var head = CurlResponseHead()
+        for line in lines { head.consume(line: line) }
+        return head
+    }
+
+    @Test(arguments: [("HTTP/1.1 299 Whatever\r\n", 299, "Whatever"), ("HTTP/1.1 200 OK\r\n", 200, "OK"),
+                      ("HTTP/1.1 404 \r\n", 404, "Not Found"), ("HTTP/2 200 \r\n", 200, "OK"),
+                      ("HTTP/1.0 999 Very Odd Status\r\n", 999, "Very Odd Status"), ("HTTP/1.1 418\r\n", 418, "Status 418")])
+    func statusLine(line: String, status: Int, text: String) {
+        let head = parse([line, "\r\n"])
+        #expect(head.status == status && head.statusText == text && head.isComplete)
+    }
+
+    @Test func onlyTheLastBlockIsKept() {
+        let head = parse(["HTTP/1.1 100 Continue\r\n", "X-Interim: 1\r\n", "\r\n",
+                          "HTTP/1.1 301 Moved\r\n", "Location: /b\r\n", "\r\n",
+                          "HTTP/1.1 200 OK\r\n", "ETag: \"x\"\r\n", "Set-Cookie: a\r\n", "set-cookie: b\r\n",
+                          "\r\n", "X-Trailer: t\r\n", "\r\n"])
+        #expect(head.status == 200 && head.statusText == "OK")
+        #expect(head.headers.pairs == [["ETag", "\"x\""], ["Set-Cookie", "a"], ["set-cookie", "b"]])
+    }
+
+    @Test func foldsContentLengthAndOddLines() {
+        let head = parse(["HTTP/1.1 200 OK\r\n", "X-Long: one\r\n", "   two  \r\n", "\tthree\r\n",
+                          "no colon here\r\n", "Content-Length: 12\r\n", "Empty:\r\n", "\r\n"])
+        #expect(head.headers.pairs == [["X-Long", "one two three"], ["Content-Length", "12"], ["Empty", ""]])
+        #expect(head.contentLength == 12)
+    }
+
+    @Test func latin1BytesAreKept() {
+        var head = CurlResponseHead()
+        let lines: [[UInt8]] = [Array("HTTP/1.1 200 OK\r\n".utf8), Array("X-Name: caf".utf8) + [0xE9, 13, 10], [13, 10]]
+        for line in lines { line.withUnsafeBytes { head.consume($0) } }
+        #expect(head.headers.first("X-Name") == "caf\u{E9}")
+    }
+}
+#endif
