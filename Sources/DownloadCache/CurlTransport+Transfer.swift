@@ -27,19 +27,25 @@ final class CurlTransfer: @unchecked Sendable {
     private let fd: Int32
     private let bodyPath: String
     private let progress: (@Sendable (Int64, Int64?) -> Void)?
+    private let smallBodyLimit: Int64
+    /// The body collected in memory when its announced length is at most `smallBodyLimit`.
+    private var memoryBody: Data?
+    private var bodyStarted = false
     private let errorBuffer: UnsafeMutablePointer<CChar>
     private var head = CurlResponseHead()
     private var received: Int64 = 0
     private var writeError: String?
 
     /// Creates the easy handle; `nil` when libcurl cannot allocate one (the caller closes `fd`).
-    init?(request: TransportRequest, fd: Int32, bodyPath: String, progress: (@Sendable (Int64, Int64?) -> Void)?) {
+    init?(request: TransportRequest, fd: Int32, bodyPath: String, smallBodyLimit: Int64,
+          progress: (@Sendable (Int64, Int64?) -> Void)?) {
         guard let easy = curl_easy_init() else { return nil }
         self.request = request
         self.easy = easy
         self.fd = fd
         self.bodyPath = bodyPath
         self.progress = progress
+        self.smallBodyLimit = smallBodyLimit
         self.errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         _ = dlc_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, UnsafeMutableRawPointer(errorBuffer))
@@ -64,27 +70,53 @@ final class CurlTransfer: @unchecked Sendable {
         head.consume(bytes)
     }
 
-    /// One chunk of body bytes: written fully to the body file, or the transfer is aborted.
+    /// One chunk of body bytes: kept in memory (small announced body) or written fully to the body file;
+    /// a failed write aborts the transfer.
     /// - Returns: bytes consumed; anything but `bytes.count` makes libcurl fail with CURLE_WRITE_ERROR.
     func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
         guard let base = bytes.baseAddress else { return 0 }
+        if !bodyStarted {
+            bodyStarted = true
+            if let announced = head.contentLength, announced <= smallBodyLimit {
+                memoryBody = Data(capacity: Int(announced))
+            }
+        }
+        if memoryBody != nil, received + Int64(bytes.count) <= smallBodyLimit {
+            memoryBody?.append(base.assumingMemoryBound(to: UInt8.self), count: bytes.count)
+            received += Int64(bytes.count)
+            progress?(received, head.contentLength)
+            return bytes.count
+        }
+        if let early = memoryBody {
+            // More bytes than announced: spill what is held to the file and stream the rest there.
+            memoryBody = nil
+            let spilled = early.withUnsafeBytes { writeFully($0) }
+            if !spilled { return 0 }
+        }
+        guard writeFully(bytes) else { return 0 }
+        received += Int64(bytes.count)
+        progress?(received, head.contentLength)
+        return bytes.count
+    }
+
+    /// Writes all of `bytes` to the body file (write(2) loop); records the failure and returns false.
+    private func writeFully(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let base = bytes.baseAddress else { return true }
         var offset = 0
         while offset < bytes.count {
             let written = write(fd, base + offset, bytes.count - offset)
             if written < 0 {
                 if errno == EINTR { continue }
                 writeError = String(cString: strerror(errno))
-                return 0
+                return false
             }
             if written == 0 {
                 writeError = "no bytes written to \(bodyPath)"
-                return 0
+                return false
             }
             offset += written
         }
-        received += Int64(bytes.count)
-        progress?(received, head.contentLength)
-        return bytes.count
+        return true
     }
 
     // MARK: - Completion (loop thread)
@@ -170,7 +202,7 @@ final class CurlTransfer: @unchecked Sendable {
             url = parsed
         }
         return .success(TransportResponse(url: url, status: status, statusText: head.statusText,
-                                          headers: head.headers, bodySize: received))
+                                          headers: head.headers, bodySize: received, inMemoryBody: memoryBody))
     }
 }
 

@@ -10,7 +10,8 @@ import HTTPCacheSemantics
 ///   an earlier redirect hop is discarded) — received reason phrase, field order, duplicates (`Set-Cookie`
 ///   never joined), name case (`ETag` stays `ETag`), obs-fold lines joined. Nothing is dropped here; the
 ///   semantics layer removes hop-by-hop fields.
-/// - Body: bytes exactly as sent. No `Accept-Encoding` is added and libcurl never decodes a content
+/// - Body: bytes exactly as sent, in ``TransportResponse/inMemoryBody`` when announced as at most
+///   ``smallBodyLimit`` bytes, else streamed into the body file. No `Accept-Encoding` is added and libcurl never decodes a content
 ///   coding, so `Content-Encoding` and `Content-Length` always describe the bytes in the body file
 ///   (``TransportResponse/decodedContentEncoding`` is always `nil`). Chunked transfer coding is removed.
 /// - Request: any method token; header fields sent in the given order with duplicates; a field with an
@@ -31,6 +32,10 @@ public final class CurlTransport: HTTPTransport, Sendable {
     public let idleTimeout: TimeInterval
     /// The User-Agent sent when the request sets none; `nil` sends no User-Agent at all.
     public let userAgent: String?
+    /// Bytes: a body whose announced Content-Length is at most this is returned in
+    /// ``TransportResponse/inMemoryBody`` and the body file stays empty; larger or unannounced bodies stream
+    /// to the file.
+    public let smallBodyLimit: Int64
     private let loop: CurlEventLoop?
 
     /// Creates a transport with its own libcurl multi handle and event-loop thread.
@@ -40,8 +45,11 @@ public final class CurlTransport: HTTPTransport, Sendable {
     ///   - idleTimeout: seconds without progress before `.timedOut` (default 60, applied whole-second,
     ///     at least 1), on top of a request's own total ``TransportRequest/timeout``.
     ///   - userAgent: the User-Agent for requests that set none (default ``defaultUserAgent``; `nil`: none).
+    ///   - smallBodyLimit: bytes; bodies announced up to this size are handed over in memory (default 1 MiB;
+    ///     0 or less: every body goes to the file).
     public init(maxConnectionsPerHost: Int = 6, connectTimeout: TimeInterval = 10, idleTimeout: TimeInterval = 60,
-                userAgent: String? = CurlTransport.defaultUserAgent) {
+                userAgent: String? = CurlTransport.defaultUserAgent, smallBodyLimit: Int64 = 1 << 20) {
+        self.smallBodyLimit = smallBodyLimit
         self.connectTimeout = connectTimeout
         self.idleTimeout = idleTimeout
         self.userAgent = userAgent
@@ -76,7 +84,8 @@ public final class CurlTransport: HTTPTransport, Sendable {
         guard fd >= 0 else {
             throw TransportError.other("cannot create body file \(bodyFile.path): \(String(cString: strerror(errno)))")
         }
-        guard let transfer = CurlTransfer(request: request, fd: fd, bodyPath: bodyFile.path, progress: progress) else {
+        guard let transfer = CurlTransfer(request: request, fd: fd, bodyPath: bodyFile.path,
+                                                smallBodyLimit: smallBodyLimit, progress: progress) else {
             close(fd)
             throw TransportError.other("curl_easy_init failed")
         }

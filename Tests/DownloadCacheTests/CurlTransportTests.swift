@@ -14,15 +14,20 @@ import Testing
         FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-curl-\(UUID().uuidString)")
     }
 
-    /// Sends `request`, returning the response and the body file's bytes (the file is removed).
-    func fetch(_ request: TransportRequest,
+    /// Sends `request`, returning the response and its body (in memory, or else the body file's bytes).
+    func fetch(_ request: TransportRequest, via transport: CurlTransport? = nil,
                progress: (@Sendable (Int64, Int64?) -> Void)? = nil) async throws -> (TransportResponse, Data) {
         let file = bodyFile()
         defer { try? FileManager.default.removeItem(at: file) }
         var request = request
         if request.timeout == nil { request.timeout = 20 }
-        let response = try await transport.send(request, bodyFile: file, progress: progress)
-        return (response, try Data(contentsOf: file))
+        let response = try await (transport ?? self.transport).send(request, bodyFile: file, progress: progress)
+        let onDisk = try Data(contentsOf: file)
+        if let inMemory = response.inMemoryBody {
+            #expect(onDisk.isEmpty)
+            return (response, inMemory)
+        }
+        return (response, onDisk)
     }
 
     /// The error `request` fails with, or `nil` when it succeeded.
@@ -84,13 +89,24 @@ import Testing
             reports.withLock { $0.append((done, total)) }
         }
         #expect(response.status == 200 && response.bodySize == Int64(size))
-        #expect(body.count == size)
+        #expect(response.inMemoryBody == nil && body.count == size)
         #expect(body.enumerated().allSatisfy { $0.element == UInt8($0.offset % 256) })
         let seen = reports.withLock { $0 }
         #expect(seen.count >= 2)
         #expect(zip(seen, seen.dropFirst()).allSatisfy { $0.0 <= $1.0 })
         #expect(seen.last?.0 == Int64(size) && seen.last?.1 == Int64(size))
         #expect(seen.first?.1 == Int64(size))
+    }
+
+    @Test(arguments: [Int64(0), 1 << 20])
+    func smallBodiesComeInMemoryUnlessTheLimitSaysFile(limit: Int64) async throws {
+        let origin = try OriginServer()
+        defer { origin.stop() }
+        let transport = CurlTransport(smallBodyLimit: limit)
+        let (response, body) = try await fetch(TransportRequest(url: origin.url("/size/70000")), via: transport)
+        #expect((response.inMemoryBody != nil) == (limit > 0))
+        #expect(response.bodySize == 70_000 && body.count == 70_000)
+        #expect(body.enumerated().allSatisfy { $0.element == UInt8($0.offset % 256) })
     }
 
     @Test func headReturnsTheHeadWithoutABody() async throws {
@@ -285,6 +301,7 @@ import Testing
         let origin = try OriginServer()
         defer { origin.stop() }
         // /dev/full accepts open(2) but every write(2) fails with ENOSPC.
+        let transport = CurlTransport(smallBodyLimit: 0)
         do throws(TransportError) {
             _ = try await transport.send(TransportRequest(url: origin.url("/size/70000"), timeout: 20),
                                          bodyFile: URL(fileURLWithPath: "/dev/full"), progress: nil)
