@@ -19,10 +19,6 @@ enum ClientSuite {
         let origin = try BenchOrigin.start()
         defer { origin.stop() }
         var results: [BenchResult] = []
-        if ProcessInfo.processInfo.environment["DLCACHE_PROBE"] != nil {
-            try await probe(origin)
-            return []
-        }
         results.append(try await streamPeakRSS(origin))
         results.append(try await cachedHitSpeedup(origin))
         results.append(try await prefetchCost(origin))
@@ -36,28 +32,6 @@ enum ClientSuite {
         configuration.maxDiskBytes = maxDiskBytes
         configuration.log = { _ in }
         return (try DownloadCache(configuration: configuration), directory)
-    }
-
-    static func probe(_ origin: BenchOrigin) async throws {
-        let url = origin.url("/p/1")
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.urlCache = nil
-        let session = URLSession(configuration: configuration)
-        let plain = try await secondsPerAsyncCall(300) { _ = try await session.data(for: URLRequest(url: url)) }
-        let transport = URLSessionTransport()
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("probe-body")
-        let viaTransport = try await secondsPerAsyncCall(300) { _ = try await transport.send(TransportRequest(url: url), bodyFile: file, progress: nil) }
-        let (cache, directory) = try makeCache("probe")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let store = cache.store
-        var i = 0
-        let inline = try Bench.secondsPerCall(iterations: 300) {
-            i += 1
-            try store.store(Data(count: 1024), metadata: Data(count: 500), for: StoreKey(primary: "k\(i)"))
-        }
-        let noStore = try await secondsPerAsyncCall(300) { _ = try await cache.response(for: CacheRequest(url: url), options: RequestOptions(policy: .reloadIgnoringLocalCacheData, writeToCache: false)) }
-        let withStore = try await secondsPerAsyncCall(300) { _ = try await cache.response(for: CacheRequest(url: url), options: RequestOptions(policy: .reloadIgnoringLocalCacheData)) }
-        print(String(format: "plain %.0f µs, transport %.0f µs, store inline %.0f µs, client no-store %.0f µs, client store %.0f µs", plain * 1e6, viaTransport * 1e6, inline * 1e6, noStore * 1e6, withStore * 1e6))
     }
 
     // MARK: cached_hit_speedup_vs_network

@@ -67,8 +67,14 @@ extension DownloadCache {
         let head = CacheResponse(status: received.status, headers: received.headers)
         if received.status == 304, let stored {
             sink.discard()
-            return freshened(stored, with: head, original: original, options: options,
-                             requestTime: requestTime, responseTime: responseTime)
+            let result = freshened(stored, with: head, original: original, options: options,
+                                   requestTime: requestTime, responseTime: responseTime)
+            if case .failure(let error) = result, error.code == .storage {
+                // The stored body vanished (evicted, corrupt) between the decision and the 304: fetch it whole.
+                return await exchange(original, original: original, stored: nil, options: options,
+                                      reason: "stored body gone after 304; fetched again")
+            }
+            return result
         }
         if (500...599).contains(received.status), stored != nil {
             let error = DownloadError(.http(status: received.status), "origin answered \(received.status)")

@@ -72,6 +72,22 @@ import Testing
         }
     }
 
+    @Test func progressStreamForAURLFollowsItsDownloadAndFinishes() async throws {
+        try await withHarness { h in
+            let url = h.origin.url("/size/2500000")
+            let stream = h.cache.progress(for: url)
+            let collector = Task { () -> [DownloadProgress] in
+                var seen: [DownloadProgress] = []
+                for await value in stream { seen.append(value) }
+                return seen
+            }
+            _ = try await h.get("/size/2500000")
+            let seen = await collector.value
+            #expect(seen.last?.bytesReceived == 2_500_000)
+            #expect(seen.allSatisfy { $0.url == url })
+        }
+    }
+
     @Test func eventsTellWhetherDataCameFromTheCache() async throws {
         try await withHarness { h in
             try await h.origin.configure(path: "/ev", headers: [("Cache-Control", "max-age=60")], body: "ev")
