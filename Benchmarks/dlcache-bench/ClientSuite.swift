@@ -26,10 +26,12 @@ enum ClientSuite {
         return results
     }
 
-    static func makeCache(_ label: String, maxDiskBytes: Int64? = 1 << 30) throws -> (DownloadCache, URL) {
+    static func makeCache(_ label: String, maxDiskBytes: Int64? = 1 << 30,
+                          transport: (any HTTPTransport)? = nil) throws -> (DownloadCache, URL) {
         let directory = try Bench.temporaryDirectory(label)
         var configuration = DownloadCache.Configuration(directory: directory)
         configuration.maxDiskBytes = maxDiskBytes
+        configuration.transport = transport
         configuration.log = { _ in }
         return (try DownloadCache(configuration: configuration), directory)
     }
@@ -81,7 +83,7 @@ enum ClientSuite {
         configuration.httpMaximumConnectionsPerHost = width
         let session = URLSession(configuration: configuration)
         func urls(_ run: Int) -> [URL] { (0..<count).map { origin.url("/p/\($0)?run=\(run)") } }
-        var plainSamples: [Double] = [], cacheSamples: [Double] = []
+        var plainSamples: [Double] = [], cacheSamples: [Double] = [], curlSamples: [Double] = []
         for run in 0..<3 {
             let plainURLs = urls(run * 2)
             plainSamples.append(try await Bench.secondsAsync {
@@ -99,6 +101,12 @@ enum ClientSuite {
                     try await group.waitForAll()
                 }
             })
+            #if canImport(CCurl)
+            let (curlCache, curlDirectory) = try makeCache("client-prefetch-curl", transport: CurlTransport())
+            defer { try? FileManager.default.removeItem(at: curlDirectory) }
+            let curlURLs = (0..<count).map { origin.url("/p/\($0)?curl=\(run)") }
+            curlSamples.append(await Bench.secondsAsync { _ = await curlCache.prefetch(curlURLs, concurrency: width) })
+            #endif
             let (cache, directory) = try makeCache("client-prefetch")
             defer { try? FileManager.default.removeItem(at: directory) }
             let cacheURLs = urls(run * 2 + 1)
@@ -111,9 +119,12 @@ enum ClientSuite {
             }
         }
         let plain = plainSamples.sorted()[1], cached = cacheSamples.sorted()[1]
+        let curl = curlSamples.isEmpty ? "" : String(format: "; with CurlTransport %.2f s = %.2fx",
+                                                     curlSamples.sorted()[curlSamples.count / 2],
+                                                     curlSamples.sorted()[curlSamples.count / 2] / plain)
         return BenchResult(name: "prefetch_cost_vs_urlsession_2000", value: cached / plain, baseline: 1.1, unit: "x",
-                           detail: String(format: "prefetch %.2f s vs URLSession %.2f s (2,000 × 1 KB, concurrency 6, %@, median of 3)",
-                                          cached, plain, origin.name))
+                           detail: String(format: "prefetch %.2f s (URLSessionTransport) vs plain URLSession %.2f s (2,000 × 1 KB, concurrency 6, %@, median of 3)%@",
+                                          cached, plain, origin.name, curl))
     }
 
     // MARK: coalesced_origin_requests_1000

@@ -25,7 +25,8 @@ extension DownloadCache {
         /// Bytes: bodies up to this size are returned in memory (`ResponseBody.data`); larger ones only as a
         /// file URL. Default 8 MiB.
         public var inMemoryBodyLimit: Int = 8 << 20
-        /// The transport; `nil` = a `URLSessionTransport` with `maxConcurrentDownloads` connections per host.
+        /// The transport; `nil` = `CurlTransport` on Linux (libcurl), `URLSessionTransport` elsewhere, with
+        /// `maxConcurrentDownloads` connections per host.
         public var transport: (any HTTPTransport)?
         /// The clock used for request/response times, ages and expiries (tests inject a fixed one).
         public var now: @Sendable () -> Date = { Date() }
