@@ -116,12 +116,9 @@ extension CacheStore {
             var count = 0
             // Pending rows (never written by this version, which inserts a row only once its body is in place),
             // session rows, and rows unused for longer than maxAge. Each condition has its own index: O(matches).
-            var conditions = ["state <> 1", "session = 1"]
-            if let maxAge = configuration.maxAge {
-                conditions.append("pinned = 0 AND accessed < \(configuration.now().timeIntervalSince1970 - maxAge)")
-            }
-            for condition in conditions {
-                for (_, blob) in try index.delete(where: condition) {
+            let cutoff = configuration.maxAge.map { configuration.now().timeIntervalSince1970 - $0 } ?? -Double.infinity
+            for condition in ["state <> 1", "session = 1", "pinned = 0 AND accessed < ?"] {
+                for (_, blob) in try index.delete(where: condition, bind: { $0.bind(1, cutoff) }) {
                     count += 1
                     if let blob { doomed.append(blob) }
                 }

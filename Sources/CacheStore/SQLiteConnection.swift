@@ -21,7 +21,8 @@ final class SQLiteConnection {
             throw CacheStoreError.sqlite(rc, "open \(path): \(message)")
         }
         handle = db
-        sqlite3_busy_timeout(db, Int32(max(0, min(busyTimeout, 3600)) * 1000))
+        let timeout = busyTimeout.isFinite ? max(0, min(busyTimeout, 3600)) : 10
+        sqlite3_busy_timeout(db, Int32(timeout * 1000))
         sqlite3_extended_result_codes(db, 1)
     }
 
