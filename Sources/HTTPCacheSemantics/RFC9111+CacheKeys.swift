@@ -20,8 +20,8 @@ extension RFC9111 {
     /// The target URI normalised without changing its meaning (RFC 9110 §4.2.3, RFC 3986 §6.2.2–6.2.3).
     ///
     /// Scheme and host are lower-cased, the scheme's default port (http 80, https 443) is dropped, an empty
-    /// path becomes `/`, the fragment is removed; user info, path and query are kept byte-exact (paths are
-    /// case-sensitive and `%7E` is not rewritten). URLs Foundation cannot decompose keep their string minus fragment.
+    /// path becomes `/`, the fragment is removed, http(s) user info (credentials, RFC 9110 §4.2.4) is removed;
+    /// path and query are kept byte-exact (paths are case-sensitive and `%7E` is not rewritten). URLs Foundation cannot decompose keep their string minus fragment.
     public static func normalizedURI(_ url: URL) -> String {
         normalizedURI(string: url.absoluteString)
     }
@@ -38,7 +38,9 @@ extension RFC9111 {
         var hostStart = authorityStart
         var out = scheme + "://"
         if let at = utf8[authorityStart..<authorityEnd].lastIndex(of: 0x40) {
-            out += uri[authorityStart...at]
+            // http(s) user info is credentials, not part of the resource's identity (RFC 9110 §4.2.4 deprecates
+            // it): it never enters a key, so no password is written into the index. Other schemes keep it.
+            if scheme != "http" && scheme != "https" { out += uri[authorityStart...at] }
             hostStart = utf8.index(after: at)
         }
         // The port separator is the last ':' after any IPv6 literal's closing bracket.
