@@ -95,11 +95,9 @@ import DownloadCache
             // A 3xx with a body: the transport must deliver that body when it does not follow the redirect.
             try await driver.origin.configure(path: "/from-body", status: status, body: "moved", redirect: "/to")
             let withBody = try await driver.roundTrip(id: 2, path: "/from-body")
-            withKnownIssue("download-task URLSessionTransport (3eb2baa) drops the body of an unfollowed 3xx: truncated") {
-                #expect(withBody.error == nil, "\(withBody.raw)")
-                #expect(withBody.status == status)
-                #expect(withBody.body == "moved")
-            }
+            #expect(withBody.error == nil, "\(withBody.raw)")
+            #expect(withBody.status == status)
+            #expect(withBody.body == "moved")
             #expect(try await driver.origin.hits("/to").total == 0)
         }
     }
