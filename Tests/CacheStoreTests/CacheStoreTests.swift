@@ -138,3 +138,43 @@ import Testing
         #expect(store.entry(for: StoreKey(primary: "2")) == nil)
     }
 }
+
+@Suite struct CacheStoreConcurrencyTests {
+    @Test func manyThreadsReadingAndWritingKeepTheStoreConsistent() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        var config = testConfiguration(dir)
+        config.maxDiskBytes = 2_000_000
+        config.maxMemoryBytes = 200_000
+        let store = try CacheStore(configuration: config)
+        let failures = LogSink()
+        DispatchQueue.concurrentPerform(iterations: 4) { thread in
+            for step in 0..<150 {
+                let n = (step * 7 + thread * 13) % 30
+                let key = StoreKey(primary: "k\(n)")
+                // The body of key n is always derived from n, so any read can be checked exactly.
+                let body = bytes(n * 1_500, seed: UInt8(n))
+                do {
+                    switch step % 4 {
+                    case 0: try store.store(body, metadata: Data("\(n)".utf8), for: key)
+                    case 1: if let e = store.entry(for: key), e.body != body { failures.append("torn read of \(key)") }
+                    case 2: if step % 12 == 2 { try store.remove(key) } else { _ = store.info(for: key) }
+                    default:
+                        let writer = try store.makeBodyWriter()
+                        try writer.write(body)
+                        try store.commit(writer, metadata: Data("\(n)".utf8), for: key)
+                    }
+                } catch {
+                    failures.append("\(key): \(error)")
+                }
+            }
+        }
+        #expect(failures.lines.isEmpty, "\(failures.lines.prefix(3))")
+        for n in 0..<30 {
+            if let e = store.entry(for: StoreKey(primary: "k\(n)")) { #expect(e.body == bytes(n * 1_500, seed: UInt8(n))) }
+        }
+        #expect(store.statistics.diskBytes == bytesOnDisk(store))
+        #expect(store.statistics.diskBytes <= 2_000_000)
+        #expect(store.verify(repair: false).ok)
+    }
+}
