@@ -27,10 +27,11 @@ struct CurlResponseHead: Sendable {
     /// The fields as ``HTTPHeaders`` (order, duplicates and name case as received).
     var headers: HTTPHeaders { HTTPHeaders(fields: fields) }
 
-    /// The last announced Content-Length in bytes, or `nil` when absent or not a number.
+    /// The last announced Content-Length in bytes, or `nil` when absent, negative or not a number.
     var contentLength: Int64? {
-        guard let text = fields.last(where: { $0.hasName("Content-Length") })?.value else { return nil }
-        return Int64(text)
+        guard let text = fields.last(where: { $0.hasName("Content-Length") })?.value,
+              let length = Int64(text), length >= 0 else { return nil }
+        return length
     }
 
     /// Feeds one raw header line as libcurl delivers it (CRLF included), decoding UTF-8 or else Latin-1.

@@ -135,7 +135,7 @@ extension CurlTransport {
         check(dlc_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, transfer.userData), "WRITEDATA")
         check(dlc_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(connectTimeout)), "CONNECTTIMEOUT")
         check(dlc_easy_setopt_long(easy, CURLOPT_LOW_SPEED_LIMIT, 1), "LOW_SPEED_LIMIT")
-        check(dlc_easy_setopt_long(easy, CURLOPT_LOW_SPEED_TIME, max(1, Int(idleTimeout.rounded(.up)))),
+        check(dlc_easy_setopt_long(easy, CURLOPT_LOW_SPEED_TIME, max(1, (Self.milliseconds(idleTimeout) + 999) / 1_000)),
               "LOW_SPEED_TIME")
         if let total = request.timeout, total > 0 {
             check(dlc_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, Self.milliseconds(total)), "TIMEOUT_MS")

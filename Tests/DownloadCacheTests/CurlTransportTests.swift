@@ -360,6 +360,8 @@ import Testing
                           "no colon here\r\n", "Content-Length: 12\r\n", "Empty:\r\n", "\r\n"])
         #expect(head.headers.pairs == [["X-Long", "one two three"], ["Content-Length", "12"], ["Empty", ""]])
         #expect(head.contentLength == 12)
+        #expect(parse(["HTTP/1.1 200 OK\r\n", "Content-Length: -5\r\n", "\r\n"]).contentLength == nil)
+        #expect(parse(["HTTP/1.1 200 OK\r\n", "Content-Length: 9x\r\n", "\r\n"]).contentLength == nil)
     }
 
     @Test func latin1BytesAreKept() {
