@@ -94,15 +94,33 @@ public struct ParsedArguments: Sendable, Equatable {
         return n
     }
 
-    /// The value of `long` as a non-negative number of seconds, or nil when absent.
-    /// - Throws: ``UsageError`` naming the option and the bad value.
-    public func seconds(_ long: String) throws(UsageError) -> TimeInterval? {
+    /// The value of `long` as a number of seconds from 0 (or just above 0 when `allowZero` is false) to
+    /// `maximum`, or nil when absent. NaN, infinities and values above `maximum` are rejected here, at parse time,
+    /// so no later `Double` → `Int` conversion (ages, timeouts, libcurl options) can trap.
+    /// - Parameters:
+    ///   - maximum: the largest accepted value, in seconds.
+    ///   - maximumLabel: how help and errors name the maximum, e.g. `100 years`.
+    ///   - allowZero: whether `0` is accepted.
+    /// - Throws: ``UsageError`` naming the option, the bad value and the accepted range.
+    public func seconds(_ long: String, maximum: TimeInterval, maximumLabel: String,
+                        allowZero: Bool = true) throws(UsageError) -> TimeInterval? {
         guard let text = value(long) else { return nil }
-        guard let n = Double(text), n.isFinite, n >= 0 else {
-            throw UsageError("invalid value '\(text)' for '--\(long)': expected a number of seconds >= 0")
+        let limit = "\(Formatting.wholeSeconds(maximum)) (\(maximumLabel))"
+        let expected = allowZero ? "expected a number of seconds from 0 to \(limit)"
+                                 : "expected a number of seconds > 0 and <= \(limit)"
+        guard let n = Double(text), n.isFinite, allowZero ? n >= 0 : n > 0, n <= maximum else {
+            throw UsageError("invalid value '\(text)' for '--\(long)': \(expected)")
         }
         return n
     }
+}
+
+/// The upper bounds of the tool's number-of-seconds options.
+public enum SecondsLimit {
+    /// `--expires-in`: at most 100 years (365-day years), in seconds.
+    public static let expiresIn: TimeInterval = 100 * 365 * 86_400
+    /// `--max-time`: at most one day, in seconds.
+    public static let maxTime: TimeInterval = 86_400
 }
 
 /// A small getopt-style parser: long and short options, `--opt=value` and `--opt value`, `-oVALUE`,

@@ -15,14 +15,15 @@ public struct CacheLocation: Sendable, Equatable {
 
     /// Resolves the cache root from an explicit option and the environment, in the documented order.
     ///
-    /// Empty variables count as unset (XDG Base Directory spec). A relative `--cache-dir` is resolved against
-    /// the working directory.
+    /// Empty variables count as unset, and so does a relative `XDG_CACHE_HOME` (the XDG Base Directory spec:
+    /// "If an implementation encounters a relative path in any of these variables it should consider the path
+    /// invalid and ignore it"). A relative `--cache-dir` or `DLCACHE_DIR` is resolved against the working directory.
     /// - Throws: ``UsageError`` when nothing names a directory (no option, no variables, no `HOME`).
     public static func resolveDirectory(option: String?, environment: CommandEnvironment) throws(UsageError) -> URL {
         if let option, !option.isEmpty { return environment.fileURL(for: option) }
         let vars = environment.variables
         if let dir = vars["DLCACHE_DIR"], !dir.isEmpty { return environment.fileURL(for: dir) }
-        if let xdg = vars["XDG_CACHE_HOME"], !xdg.isEmpty {
+        if let xdg = vars["XDG_CACHE_HOME"], xdg.hasPrefix("/") {
             return environment.fileURL(for: xdg).appendingPathComponent("dlcache")
         }
         if let home = vars["HOME"], !home.isEmpty {

@@ -10,33 +10,64 @@ import Darwin
 
 /// Opens the ``DownloadCache`` a command works on, turning a store that cannot open into exit 1.
 enum CacheOpener {
-    /// Opens the cache at `location`; storage problems the cache logs go to `console`'s stderr.
-    /// - Throws: ``CommandFailure`` ("storage error: ...") when the store cannot be opened at all.
-    static func open(_ location: CacheLocation, console: Console) throws(CommandFailure) -> DownloadCache {
+    /// Opens the cache at `location`.
+    ///
+    /// The client's log lines (storage problems that never fail a call) go to `console`'s stderr only when
+    /// `verbose` is true, so a plain run prints nothing but its result and `-v` stays readable. (CacheStore's own
+    /// logger is not reachable from `DownloadCache.Configuration`; see the CLI report.)
+    /// - Parameters:
+    ///   - create: whether a missing cache may be created (`get`, `prefetch`); inspection and maintenance
+    ///     commands pass false so a mistyped `--cache-dir` is reported instead of silently created.
+    /// - Throws: ``CommandFailure`` ("no cache at DIR" when `create` is false and nothing is there;
+    ///   "storage error: ..." when the store cannot be opened at all).
+    static func open(_ location: CacheLocation, console: Console, create: Bool = true,
+                     verbose: Bool = false) throws(CommandFailure) -> DownloadCache {
+        if !create { try requireExisting(location) }
         var configuration = DownloadCache.Configuration(directory: location.directory, namespace: location.namespace)
-        configuration.log = { message in console.err("dlcache: \(message)") }
+        if verbose {
+            configuration.log = { message in console.err("dlcache: \(ErrorText.clean(message))") }
+        } else {
+            configuration.log = { _ in }
+        }
         do {
             let cache = try DownloadCache(configuration: configuration)
             OpenedCaches.register(cache)
             return cache
         } catch {
-            throw CommandFailure("storage error: cannot open cache '\(location.directory.path)' namespace '\(location.namespace)': \(error)")
+            throw CommandFailure("storage error: cannot open cache '\(location.directory.path)' namespace "
+                + "'\(location.namespace)': \(ErrorText.describe(error))")
         }
     }
 
-    /// Resolves `--cache-dir`/`--namespace` from `parsed` and opens that cache.
-    /// - Throws: ``UsageError`` for a bad location, ``CommandFailure`` when the store cannot open.
-    static func open(_ parsed: ParsedArguments, context: CommandContext) throws -> DownloadCache {
-        let location = try CacheLocation.resolve(parsed, environment: context.environment)
-        return try open(location, console: context.console)
+    /// Fails unless the store directory `<root>/<namespace>` exists.
+    /// - Throws: ``CommandFailure`` `no cache at DIR` (plus the namespace when it is not `default`).
+    static func requireExisting(_ location: CacheLocation) throws(CommandFailure) {
+        var isDirectory: ObjCBool = false
+        let store = location.directory.appendingPathComponent(location.namespace).path
+        guard FileManager.default.fileExists(atPath: store, isDirectory: &isDirectory), isDirectory.boolValue else {
+            let suffix = location.namespace == "default" ? "" : " (namespace '\(location.namespace)')"
+            throw CommandFailure("no cache at \(location.directory.path)\(suffix)")
+        }
     }
 
-    /// Parses a command-line URL: absolute http or https with a host.
-    /// - Throws: ``UsageError`` naming the bad value.
+    /// Resolves `--cache-dir`/`--namespace` from `parsed` and opens that cache (see
+    /// ``open(_:console:create:verbose:)`` for `create`; `-v` turns on the client's log lines).
+    /// - Throws: ``UsageError`` for a bad location, ``CommandFailure`` when there is no cache (and `create` is
+    ///   false) or the store cannot open.
+    static func open(_ parsed: ParsedArguments, context: CommandContext, create: Bool = false) throws -> DownloadCache {
+        let location = try CacheLocation.resolve(parsed, environment: context.environment)
+        return try open(location, console: context.console, create: create, verbose: parsed.flag("verbose"))
+    }
+
+    /// Parses a command-line URL: absolute http or https with a host and, if given, a port from 1 to 65535.
+    /// - Throws: ``UsageError`` naming the bad value (one line).
     static func url(_ text: String, what: String = "URL") throws(UsageError) -> URL {
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(),
               scheme == "http" || scheme == "https", let host = url.host, !host.isEmpty else {
             throw UsageError("invalid \(what) '\(text)': expected an absolute http:// or https:// URL")
+        }
+        if let port = url.port, !(1...65535).contains(port) {
+            throw UsageError("invalid \(what) '\(text)': port \(port) is out of range (1-65535)")
         }
         return url
     }

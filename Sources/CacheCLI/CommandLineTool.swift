@@ -67,11 +67,17 @@ public enum CommandLineTool {
             break
         }
         guard let command = commands.first(where: { $0.name == first }) else {
-            let what = first.hasPrefix("-") ? "unknown option '\(first)'" : "unknown subcommand '\(first)'"
-            console.err("Error: \(what) (see '\(name) --help')")
+            console.err(first.hasPrefix("-") ? "Error: unknown option '\(first)' (see '\(name) --help')"
+                                             : unknownSubcommand(first))
             return exitUsage
         }
         return await run(command, arguments: Array(args.dropFirst()), environment: environment)
+    }
+
+    /// The one-line error for a subcommand that does not exist, listing the ones that do.
+    static func unknownSubcommand(_ given: String) -> String {
+        "Error: unknown subcommand '\(given)'; subcommands: \(commands.map { $0.name }.joined(separator: ", ")) "
+            + "(see '\(name) --help')"
     }
 
     /// Parses `arguments` for `command` and runs it, mapping thrown errors to exit codes and stderr lines.
@@ -98,10 +104,10 @@ public enum CommandLineTool {
             console.err("Error: \(error.message) (see '\(name) \(command.name) --help')")
             return exitUsage
         } catch let error as CommandFailure {
-            console.err("Error: \(error.message)")
+            console.err("Error: \(ErrorText.clean(error.message))")
             return exitFailure
         } catch {
-            console.err("Error: \(error)")
+            console.err("Error: \(ErrorText.describe(error))")
             return exitFailure
         }
     }
@@ -118,15 +124,16 @@ public enum HelpCommand: Command {
     /// No options.
     public static var options: [OptionSpec] { [] }
 
-    /// Prints the requested help page on stdout.
-    /// - Throws: ``UsageError`` when the subcommand does not exist.
+    /// Prints the requested help page on stdout; for an unknown subcommand prints one error line listing the
+    /// subcommands on stderr and returns 64.
     public static func run(_ parsed: ParsedArguments, context: CommandContext) async throws -> Int32 {
         guard let which = parsed.positionals.first else {
             context.console.out(HelpFormatter.rootHelp(commands: CommandLineTool.commands), terminator: "")
             return 0
         }
         guard let command = CommandLineTool.commands.first(where: { $0.name == which }) else {
-            throw UsageError("unknown subcommand '\(which)'")
+            context.console.err(CommandLineTool.unknownSubcommand(which))
+            return CommandLineTool.exitUsage
         }
         context.console.out(HelpFormatter.help(for: command), terminator: "")
         return 0

@@ -19,7 +19,7 @@ public enum RemoveCommand: Command {
         let cache = try CacheOpener.open(parsed, context: context)
         let removed: Int
         do { removed = try cache.removeEntries(for: url) } catch {
-            throw CommandFailure("storage error: cannot remove \(url.absoluteString): \(error)")
+            throw CommandFailure("storage error: cannot remove \(url.absoluteString): \(ErrorText.describe(error))")
         }
         guard removed > 0 else { throw CommandFailure("not cached: nothing stored for \(url.absoluteString)") }
         if parsed.flag("json") {
@@ -40,7 +40,7 @@ enum PinAction {
         let cache = try CacheOpener.open(parsed, context: context)
         let changed: Int
         do { changed = try cache.setPinned(pinned, forEntriesOf: url) } catch {
-            throw CommandFailure("storage error: cannot \(pinned ? "pin" : "unpin") \(url.absoluteString): \(error)")
+            throw CommandFailure("storage error: cannot \(pinned ? "pin" : "unpin") \(url.absoluteString): \(ErrorText.describe(error))")
         }
         guard changed > 0 else { throw CommandFailure("not cached: nothing stored for \(url.absoluteString)") }
         if parsed.flag("json") {

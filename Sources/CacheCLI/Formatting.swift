@@ -17,16 +17,33 @@ public enum Formatting {
     /// Seconds as `42s`, `3m05s` or `2h03m`; negative or non-finite input prints `--`.
     public static func duration(_ seconds: TimeInterval) -> String {
         guard seconds.isFinite, seconds >= 0 else { return "--" }
-        let total = Int(seconds.rounded())
+        let total = wholeSeconds(seconds.rounded())
         if total < 60 { return "\(total)s" }
-        if total < 3600 { return String(format: "%dm%02ds", total / 60, total % 60) }
-        return String(format: "%dh%02dm", total / 3600, (total % 3600) / 60)
+        if total < 3600 { return "\(total / 60)m\(twoDigits(total % 60))s" }
+        return "\(total / 3600)h\(twoDigits((total % 3600) / 60))m"
     }
+
+    /// `n` with a leading zero below 10 (`5` → `05`).
+    private static func twoDigits(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
 
     /// Whole seconds for ages in one-line summaries (`age=3s`); nil prints `-`.
     public static func age(_ seconds: TimeInterval?) -> String {
         guard let seconds, seconds.isFinite else { return "-" }
-        return "\(Int(seconds.rounded(.down)))s"
+        return "\(wholeSeconds(seconds.rounded(.down)))s"
+    }
+
+    /// Converts a number of seconds to `Int` without trapping: NaN becomes 0 and values beyond `Int`'s range
+    /// are clamped to `Int.min` / `Int.max` (a stored entry may carry any lifetime an older build accepted).
+    public static func wholeSeconds(_ value: Double) -> Int {
+        guard value.isFinite else { return value.isNaN ? 0 : (value > 0 ? Int.max : Int.min) }
+        if value >= 9.2e18 { return Int.max }
+        if value <= -9.2e18 { return Int.min }
+        return Int(value)
+    }
+
+    /// Converts a byte count or rate to `Int64` without trapping (NaN → 0, clamped to `Int64`'s range).
+    public static func clampedInt64(_ value: Double) -> Int64 {
+        Int64(wholeSeconds(value))
     }
 
     /// Pads rows into left-aligned columns separated by two spaces (the last column is not padded).

@@ -21,9 +21,9 @@ public enum GetCommand: Command {
     /// Options, in help order.
     public static var options: [OptionSpec] {
         CommonOptions.location + [
-            OptionSpec("output", short: "o", .value("file"), help: "Write the body to this file instead of stdout."),
+            OptionSpec("output", short: "o", .value("file"), help: "Write the body to this file ('-' for stdout, the default)."),
             OptionSpec("policy", .value("name"), help: "Cache policy (default: use-protocol, RFC 9111)."),
-            OptionSpec("expires-in", .value("seconds"), help: "Keep the response fresh this long, overriding the server."),
+            OptionSpec("expires-in", .value("seconds"), help: "Keep the response fresh this long (at most 100 years), overriding the server."),
             OptionSpec("sliding", help: "Each hit renews the --expires-in lifetime (sliding expiry)."),
             OptionSpec("fallback-to-cache", help: "Serve the stored response if the origin cannot be reached."),
             OptionSpec("ignore-cache-control", help: "Ignore the server's Cache-Control, Pragma and Expires."),
@@ -33,7 +33,7 @@ public enum GetCommand: Command {
             OptionSpec("pin", help: "Pin the stored entry (never evicted by limits)."),
             OptionSpec("header", short: "H", .repeated("name: value"), help: "Add a request header (repeatable)."),
             OptionSpec("request", short: "X", .value("method"), help: "Request method (default: GET)."),
-            OptionSpec("max-time", .value("seconds"), help: "Give up on the origin after this many seconds."),
+            OptionSpec("max-time", .value("seconds"), help: "Give up on the origin after this many seconds (> 0, at most 1 day)."),
             OptionSpec("fail", short: "f", help: "Exit 1 on HTTP status >= 400 and print no body."),
             OptionSpec("verbose", short: "v", help: "Print a summary line and the decision's reason on stderr."),
             CommonOptions.json,
@@ -45,7 +45,7 @@ public enum GetCommand: Command {
     static func requestOptions(_ parsed: ParsedArguments) throws(UsageError) -> RequestOptions {
         var options = RequestOptions()
         if let name = parsed.value("policy") { options.policy = try PolicyName.policy(named: name) }
-        options.expiresIn = try parsed.seconds("expires-in")
+        options.expiresIn = try parsed.seconds("expires-in", maximum: SecondsLimit.expiresIn, maximumLabel: "100 years")
         options.renewExpiryOnHit = parsed.flag("sliding")
         if options.renewExpiryOnHit && options.expiresIn == nil {
             throw UsageError("'--sliding' needs '--expires-in <seconds>'")
@@ -56,10 +56,8 @@ public enum GetCommand: Command {
         options.writeToCache = !parsed.flag("no-store")
         options.readFromCache = !parsed.flag("no-read")
         options.pin = parsed.flag("pin")
-        options.timeout = try parsed.seconds("max-time")
-        if let timeout = options.timeout, timeout == 0 {
-            throw UsageError("invalid value '0' for '--max-time': expected a number of seconds > 0")
-        }
+        options.timeout = try parsed.seconds("max-time", maximum: SecondsLimit.maxTime, maximumLabel: "1 day",
+                                             allowZero: false)
         return options
     }
 
@@ -88,8 +86,13 @@ public enum GetCommand: Command {
     public static func run(_ parsed: ParsedArguments, context: CommandContext) async throws -> Int32 {
         let request = try request(parsed)
         let options = try requestOptions(parsed)
-        let output = parsed.value("output").map { context.environment.fileURL(for: $0) }
-        let cache = try CacheOpener.open(parsed, context: context)
+        let outputOption = parsed.value("output")
+        if outputOption == "" {
+            throw UsageError("invalid value '' for '--output': expected a file name, or '-' for stdout")
+        }
+        let bodyToStdout = outputOption == "-"
+        let output = outputOption.flatMap { $0 == "-" ? nil : context.environment.fileURL(for: $0) }
+        let cache = try CacheOpener.open(parsed, context: context, create: true)
         let response: CachedResponse
         do {
             response = try await cache.response(for: request, options: options)
@@ -114,7 +117,7 @@ public enum GetCommand: Command {
                 let sink = try BodySink(file: output)
                 defer { sink.close() }
                 try write(response, to: sink)
-            } else if !parsed.flag("json") {
+            } else if bodyToStdout || !parsed.flag("json") {
                 try write(response, to: BodySink(console: context.console))
             }
         }

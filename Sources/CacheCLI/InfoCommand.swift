@@ -41,7 +41,7 @@ public enum InfoCommand: Command {
             ["age:", seconds(e.age)],
             ["lifetime:", seconds(e.freshnessLifetime)
                 + (e.stored.overrideExpiry.map { ", caller's expiry \(HTTPDate.format($0))" } ?? "")
-                + (e.stored.slidingLifetime.map { ", sliding \(Int($0))s" } ?? "")],
+                + (e.stored.slidingLifetime.map { ", sliding \(Formatting.wholeSeconds($0))s" } ?? "")],
             ["state:", e.isFresh ? "fresh" : "stale"],
             ["decision:", e.reason],
             ["pinned:", e.isPinned ? "yes (never evicted by limits or age)" : "no"],
@@ -57,7 +57,7 @@ public enum InfoCommand: Command {
 
     /// `42s`, or `10m00s (600s)` from a minute on.
     static func seconds(_ value: TimeInterval) -> String {
-        let whole = value.isFinite ? Int(value.rounded(.down)) : 0
+        let whole = value.isFinite ? Formatting.wholeSeconds(value.rounded(.down)) : 0
         return whole < 60 ? "\(whole)s" : "\(Formatting.duration(value)) (\(whole)s)"
     }
 

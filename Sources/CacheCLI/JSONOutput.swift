@@ -21,13 +21,13 @@ public enum JSONOutput {
             let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
             return String(decoding: data, as: UTF8.self)
         } catch {
-            throw CommandFailure("internal error: JSON encoding failed: \(error)")
+            throw CommandFailure("internal error: JSON encoding failed: \(ErrorText.describe(error))")
         }
     }
 
     /// Whole seconds for `age` fields (RFC 9111 ages are integer seconds), or `null`.
     public static func seconds(_ value: TimeInterval?) -> Any {
         guard let value, value.isFinite else { return NSNull() }
-        return Int(value.rounded(.down))
+        return Formatting.wholeSeconds(value.rounded(.down))
     }
 }

@@ -45,7 +45,7 @@ public enum ListCommand: Command {
         }
         context.console.out(Formatting.table(rows), terminator: "")
         let total = entries.reduce(Int64(0)) { $0 + $1.bytes }
-        context.console.out("\(entries.count) entries, \(Formatting.bytes(total))")
+        context.console.out("\(entries.count) \(entries.count == 1 ? "entry" : "entries"), \(Formatting.bytes(total))")
         return 0
     }
 }

@@ -30,7 +30,7 @@ public enum PurgeCommand: Command {
         let cache = try CacheOpener.open(parsed, context: context)
         let removed: Int
         do { removed = try cache.purge(selection) } catch {
-            throw CommandFailure("storage error: purge --\(selection.rawValue) failed: \(error)")
+            throw CommandFailure("storage error: purge --\(selection.rawValue) failed: \(ErrorText.describe(error))")
         }
         if parsed.flag("json") {
             context.console.out(try JSONOutput.line(["purged": removed, "selection": selection.rawValue] as [String: Any]))

@@ -58,13 +58,13 @@ struct BodySink {
     func copy(from source: URL) throws(CommandFailure) {
         let handle: FileHandle
         do { handle = try FileHandle(forReadingFrom: source) } catch {
-            throw CommandFailure("storage error: cannot read cached body '\(source.path)': \(error)")
+            throw CommandFailure("storage error: cannot read cached body '\(source.path)': \(ErrorText.describe(error))")
         }
         defer { try? handle.close() }
         while true {
             let chunk: Data
             do { chunk = try handle.read(upToCount: 256 << 10) ?? Data() } catch {
-                throw CommandFailure("storage error: cannot read cached body '\(source.path)': \(error)")
+                throw CommandFailure("storage error: cannot read cached body '\(source.path)': \(ErrorText.describe(error))")
             }
             if chunk.isEmpty { break }
             try write(chunk)

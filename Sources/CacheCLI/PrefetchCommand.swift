@@ -11,8 +11,9 @@ public enum PrefetchCommand: Command {
     public static var discussion: String? {
         """
         Reads URLs one per line from FILE, or from stdin when FILE is '-' or missing; blank lines and lines \
-        starting with '#' are skipped. Draws a live progress bar on a terminal (count, bytes, rate, ETA), plain \
-        lines otherwise, and a summary at the end. Exits 1 if any URL failed.
+        starting with '#' are skipped; LF and CRLF line ends both work and a leading UTF-8 byte-order mark is \
+        ignored. Draws a live progress bar on a terminal (count, bytes received so far, \
+        rate, ETA), plain lines otherwise, and a summary at the end. Exits 1 if any URL failed.
         """
     }
     /// The list file.
@@ -29,7 +30,8 @@ public enum PrefetchCommand: Command {
     }
 
     /// Reads and validates the URL list.
-    /// - Throws: ``UsageError`` naming the bad line, ``CommandFailure`` when the file cannot be read.
+    /// - Throws: ``UsageError`` naming the bad line, ``CommandFailure`` when the file cannot be read (missing,
+    ///   a directory, no permission).
     static func readURLs(_ parsed: ParsedArguments, context: CommandContext) throws -> [URL] {
         let source = parsed.positionals.first ?? "-"
         let data: Data
@@ -37,12 +39,28 @@ public enum PrefetchCommand: Command {
             data = context.console.readStdin()
         } else {
             let url = context.environment.fileURL(for: source)
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue {
+                throw CommandFailure("cannot read URL list '\(source)': is a directory")
+            }
             do { data = try Data(contentsOf: url) } catch {
-                throw CommandFailure("cannot read URL list '\(source)': \(error.localizedDescription)")
+                throw CommandFailure("cannot read URL list '\(source)': \(ErrorText.describe(error))")
             }
         }
+        return try parseURLList(String(decoding: data, as: UTF8.self))
+    }
+
+    /// Parses a URL list: one URL per line, lines ending in LF or CRLF (or a lone CR); a leading UTF-8 byte-order
+    /// mark is ignored; surrounding whitespace is trimmed; blank lines and lines starting with `#` are skipped.
+    ///
+    /// Lines are split with `Character.isNewline`, which also matches the single grapheme `"\r\n"`
+    /// (`split(separator: "\n")` never splits a CRLF file, because Swift treats `"\r\n"` as one Character).
+    /// - Throws: ``UsageError`` naming the first bad line by its 1-based number.
+    static func parseURLList(_ text: String) throws(UsageError) -> [URL] {
+        var body = Substring(text)
+        if body.unicodeScalars.first == "\u{FEFF}" { body = Substring(body.unicodeScalars.dropFirst()) }
         var urls: [URL] = []
-        for (number, raw) in String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        for (number, raw) in body.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
             let line = raw.trimmingCharacters(in: .whitespacesAndNewlines)
             if line.isEmpty || line.hasPrefix("#") { continue }
             urls.append(try CacheOpener.url(line, what: "URL on line \(number + 1)"))
@@ -55,17 +73,15 @@ public enum PrefetchCommand: Command {
     public static func run(_ parsed: ParsedArguments, context: CommandContext) async throws -> Int32 {
         let concurrency = try parsed.integer("concurrency", in: 1...1000)
         let urls = try readURLs(parsed, context: context)
-        let cache = try CacheOpener.open(parsed, context: context)
+        let cache = try CacheOpener.open(parsed, context: context, create: true)
         let environment = context.environment
         let start = environment.now()
         let reporter = ProgressReporter(console: context.console, start: start, now: environment.now)
-        let report = await cache.prefetch(urls, pin: parsed.flag("pin"), concurrency: concurrency) { progress in
-            reporter.update(.init(completed: progress.completed, failed: progress.failed,
-                                  total: progress.total, bytes: progress.bytes))
-        }
+        let report = await PrefetchRunner.run(cache, urls: urls, pin: parsed.flag("pin"),
+                                              concurrency: concurrency, reporter: reporter)
         reporter.finish()
         let seconds = environment.now().timeIntervalSince(start)
-        let failures = report.failed.map { (url: $0.url.absoluteString, error: "\($0.error)") }
+        let failures = report.failed.map { (url: $0.url.absoluteString, error: ErrorText.describe($0.error)) }
         if parsed.flag("json") {
             let object: [String: Any] = [
                 "total": urls.count,

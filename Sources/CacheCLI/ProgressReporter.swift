@@ -4,7 +4,11 @@ import Synchronization
 /// Draws prefetch progress: a live bar redrawn with `\r` on a terminal, plain lines otherwise.
 ///
 /// On a terminal the bar shows count, bytes, rate and ETA and is redrawn at most every ``redrawInterval``
-/// seconds; when stderr is not a terminal one plain line is printed each time another tenth of the work is done.
+/// seconds; when stderr is not a terminal one plain line is printed each time another tenth of the URLs is done,
+/// and also every ``plainInterval`` seconds while bytes keep arriving (so one large URL shows it is moving).
+///
+/// Snapshots may come from many threads: each is merged into the last one shown (counts and bytes never go
+/// backwards) and written to stderr while the reporter's lock is held, so lines never appear out of order.
 public final class ProgressReporter: Sendable {
     /// One snapshot of aggregate progress.
     public struct Snapshot: Sendable, Equatable {
@@ -14,14 +18,18 @@ public final class ProgressReporter: Sendable {
         public var failed: Int
         /// URLs in the job.
         public var total: Int
-        /// Body bytes received or read so far.
+        /// Body bytes received or read so far (finished URLs plus the downloads in flight).
         public var bytes: Int64
+        /// Bytes the whole job will have when done, when known (every unfinished URL is in flight with a
+        /// Content-Length); nil when unknown. Used for a byte-based ETA.
+        public var expectedBytes: Int64?
         /// Creates a snapshot.
-        public init(completed: Int, failed: Int, total: Int, bytes: Int64) {
+        public init(completed: Int, failed: Int, total: Int, bytes: Int64, expectedBytes: Int64? = nil) {
             self.completed = completed
             self.failed = failed
             self.total = total
             self.bytes = bytes
+            self.expectedBytes = expectedBytes
         }
         /// URLs finished either way.
         public var done: Int { completed + failed }
@@ -31,10 +39,14 @@ public final class ProgressReporter: Sendable {
         var lastDraw: Date?
         var lastDecile = 0
         var drewBar = false
+        /// The merged snapshot so far (monotonic counts and bytes).
+        var shown: Snapshot?
     }
 
     /// Minimum time between two redraws of the live bar, in seconds.
     public let redrawInterval: TimeInterval = 0.1
+    /// Seconds between two time-based plain lines (non-terminal) while bytes arrive but no tenth completes.
+    public let plainInterval: TimeInterval = 2
     private let console: Console
     private let start: Date
     private let now: @Sendable () -> Date
@@ -47,26 +59,43 @@ public final class ProgressReporter: Sendable {
         self.now = now
     }
 
-    /// Records a new snapshot and draws it if it is time to.
-    public func update(_ snapshot: Snapshot) {
+    /// Records a new snapshot and draws it if it is time to (writing while the lock is held, so concurrent
+    /// callers' lines come out in order).
+    public func update(_ incoming: Snapshot) {
         let time = now()
         let elapsed = time.timeIntervalSince(start)
-        let text: String? = state.withLock { s in
+        state.withLock { s in
+            let snapshot = Self.merge(s.shown, incoming)
+            let moved = snapshot.bytes != s.shown?.bytes
+            s.shown = snapshot
             if console.stderrIsTerminal {
                 if let last = s.lastDraw, time.timeIntervalSince(last) < redrawInterval, snapshot.done < snapshot.total {
-                    return nil
+                    return
                 }
                 s.lastDraw = time
                 s.drewBar = true
-                return "\r" + Self.bar(snapshot, elapsed: elapsed) + "\u{1B}[K"
+                console.err("\r" + Self.bar(snapshot, elapsed: elapsed) + "\u{1B}[K", terminator: "")
+                return
             }
-            guard snapshot.total > 0 else { return nil }
+            guard snapshot.total > 0 else { return }
             let decile = snapshot.done * 10 / snapshot.total
-            guard decile > s.lastDecile else { return nil }
-            s.lastDecile = decile
-            return "prefetch: " + Self.summary(snapshot, elapsed: elapsed) + "\n"
+            let due = moved && time.timeIntervalSince(s.lastDraw ?? start) >= plainInterval
+            guard decile > s.lastDecile || (due && snapshot.done < snapshot.total) else { return }
+            s.lastDecile = max(s.lastDecile, decile)
+            s.lastDraw = time
+            console.err("prefetch: " + Self.summary(snapshot, elapsed: elapsed))
         }
-        if let text { console.err(text, terminator: "") }
+    }
+
+    /// `incoming` merged into `shown`: counts and bytes never decrease (a late snapshot from a slower thread,
+    /// or a failed download dropping its in-flight bytes, cannot move the display backwards).
+    static func merge(_ shown: Snapshot?, _ incoming: Snapshot) -> Snapshot {
+        guard let shown else { return incoming }
+        var merged = incoming
+        merged.completed = max(shown.completed, incoming.completed)
+        merged.failed = max(shown.failed, incoming.failed)
+        merged.bytes = max(shown.bytes, incoming.bytes)
+        return merged
     }
 
     /// Ends the live bar with a newline (nothing to do for plain lines).
@@ -77,7 +106,7 @@ public final class ProgressReporter: Sendable {
     /// The live bar line: `[#####-----]  120/962  3.4 MB  1.2 MB/s  ETA 12s`.
     public static func bar(_ s: Snapshot, elapsed: TimeInterval, width: Int = 24) -> String {
         let fraction = s.total > 0 ? Double(s.done) / Double(s.total) : 1
-        let filled = min(width, Int((fraction * Double(width)).rounded(.down)))
+        let filled = max(0, min(width, Formatting.wholeSeconds((fraction * Double(width)).rounded(.down))))
         let bar = "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "]"
         return bar + "  " + summary(s, elapsed: elapsed)
     }
@@ -93,12 +122,16 @@ public final class ProgressReporter: Sendable {
     /// Bytes per second as `1.2 MB/s`; `-- B/s` before any time has passed.
     public static func rate(bytes: Int64, elapsed: TimeInterval) -> String {
         guard elapsed > 0 else { return "-- B/s" }
-        return Formatting.bytes(Int64(Double(bytes) / elapsed)) + "/s"
+        return Formatting.bytes(Formatting.clampedInt64(Double(bytes) / elapsed)) + "/s"
     }
 
-    /// Estimated seconds left from the count rate so far; `--` before the first URL finishes, `0s` when done.
+    /// Estimated seconds left: from the byte rate when the job's total bytes are known (``Snapshot/expectedBytes``),
+    /// else from the count rate so far; `--` before anything can be estimated, `0s` when done.
     public static func eta(_ s: Snapshot, elapsed: TimeInterval) -> String {
         if s.done >= s.total { return "0s" }
+        if let expected = s.expectedBytes, expected > s.bytes, s.bytes > 0, elapsed > 0 {
+            return Formatting.duration(Double(expected - s.bytes) / (Double(s.bytes) / elapsed))
+        }
         guard s.done > 0, elapsed > 0 else { return "--" }
         return Formatting.duration(elapsed / Double(s.done) * Double(s.total - s.done))
     }

@@ -41,8 +41,8 @@ enum ResponseDescription {
     /// The one-line message for a failed fetch, saying which failure it was.
     static func failureMessage(_ error: any Error, url: URL) -> String {
         let target = url.absoluteString
-        guard let error = error as? DownloadError else { return "cannot get \(target): \(error)" }
-        let detail = error.detail
+        guard let error = error as? DownloadError else { return "cannot get \(target): \(ErrorText.describe(error))" }
+        let detail = ErrorText.clean(error.detail)
         switch error.code {
         case .connectionFailed:
             return "network error: cannot connect to the origin for \(target) and nothing usable is cached (\(detail))"

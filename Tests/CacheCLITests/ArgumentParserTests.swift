@@ -70,10 +70,13 @@ import Testing
         #expect(throws: UsageError("invalid value '0' for '--n': expected an integer from 1 to 10")) {
             try parsed.integer("n", in: 1...10)
         }
-        #expect(throws: UsageError("invalid value '-1' for '--t': expected a number of seconds >= 0")) {
-            try parsed.seconds("t")
+        #expect(throws: UsageError("invalid value '-1' for '--t': expected a number of seconds from 0 to 10 (ten)")) {
+            try parsed.seconds("t", maximum: 10, maximumLabel: "ten")
         }
-        #expect(try parsed.seconds("ok") == 2.5)
-        #expect(try parsed.seconds("absent") == nil)
+        #expect(throws: UsageError("invalid value '2.5' for '--ok': expected a number of seconds from 0 to 2 (two)")) {
+            try parsed.seconds("ok", maximum: 2, maximumLabel: "two")
+        }
+        #expect(try parsed.seconds("ok", maximum: 10, maximumLabel: "ten") == 2.5)
+        #expect(try parsed.seconds("absent", maximum: 10, maximumLabel: "ten") == nil)
     }
 }

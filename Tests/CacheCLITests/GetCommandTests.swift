@@ -173,7 +173,7 @@ import CacheTestSupport
         (["get", "ftp://x/"], "Error: invalid URL 'ftp://x/': expected an absolute http:// or https:// URL (see 'dlcache get --help')"),
         (["get", "--policy", "sometimes", "http://x/"], "Error: invalid value 'sometimes' for '--policy': expected one of use-protocol, reload, return-cache-else-load, return-cache-dont-load, reload-revalidating, ask-server-if-modified-when-stale, ask-server-if-modified, only-load-if-not-cached, dont-load (see 'dlcache get --help')"),
         (["get", "-H", "NoColon", "http://x/"], "Error: invalid value 'NoColon' for '-H': expected 'Name: value' (see 'dlcache get --help')"),
-        (["get", "--max-time", "soon", "http://x/"], "Error: invalid value 'soon' for '--max-time': expected a number of seconds >= 0 (see 'dlcache get --help')"),
+        (["get", "--max-time", "soon", "http://x/"], "Error: invalid value 'soon' for '--max-time': expected a number of seconds > 0 and <= 86400 (1 day) (see 'dlcache get --help')"),
         (["get", "--sliding", "http://x/"], "Error: '--sliding' needs '--expires-in <seconds>' (see 'dlcache get --help')"),
         (["get", "-X", "GE T", "http://x/"], "Error: invalid value 'GE T' for '-X': not an HTTP method token (see 'dlcache get --help')"),
         (["get", "--namespace", "../x", "http://x/"], "Error: invalid value '../x' for '--namespace': use 1-64 characters of A-Z a-z 0-9 . _ - (see 'dlcache get --help')"),

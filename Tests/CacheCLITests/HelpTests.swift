@@ -46,9 +46,9 @@ import Testing
     OPTIONS:
       --cache-dir <dir>       Cache root (default: $DLCACHE_DIR, else $XDG_CACHE_HOME/dlcache, else ~/.cache/dlcache).
       --namespace <name>      Namespace (one store per name) inside the cache root (default: default).
-      -o, --output <file>     Write the body to this file instead of stdout.
+      -o, --output <file>     Write the body to this file ('-' for stdout, the default).
       --policy <name>         Cache policy (default: use-protocol, RFC 9111).
-      --expires-in <seconds>  Keep the response fresh this long, overriding the server.
+      --expires-in <seconds>  Keep the response fresh this long (at most 100 years), overriding the server.
       --sliding               Each hit renews the --expires-in lifetime (sliding expiry).
       --fallback-to-cache     Serve the stored response if the origin cannot be reached.
       --ignore-cache-control  Ignore the server's Cache-Control, Pragma and Expires.
@@ -59,7 +59,7 @@ import Testing
       -H, --header <name: value>
                               Add a request header (repeatable).
       -X, --request <method>  Request method (default: GET).
-      --max-time <seconds>    Give up on the origin after this many seconds.
+      --max-time <seconds>    Give up on the origin after this many seconds (> 0, at most 1 day).
       -f, --fail              Exit 1 on HTTP status >= 400 and print no body.
       -v, --verbose           Print a summary line and the decision's reason on stderr.
       --json                  Print one JSON value on stdout instead of text.
@@ -134,9 +134,9 @@ import Testing
     }
 
     @Test("top-level usage errors", arguments: [
-        (["fetch"], "Error: unknown subcommand 'fetch' (see 'dlcache --help')"),
+        (["fetch"], "Error: unknown subcommand 'fetch'; subcommands: get, prefetch, ls, info, stats, rm, pin, unpin, purge, verify, driver, help (see 'dlcache --help')"),
         (["--verbose"], "Error: unknown option '--verbose' (see 'dlcache --help')"),
-        (["help", "fetch"], "Error: unknown subcommand 'fetch' (see 'dlcache help --help')"),
+        (["help", "fetch"], "Error: unknown subcommand 'fetch'; subcommands: get, prefetch, ls, info, stats, rm, pin, unpin, purge, verify, driver, help (see 'dlcache --help')"),
         (["ls", "extra"], "Error: unexpected argument 'extra' (see 'dlcache ls --help')"),
         (["info"], "Error: missing argument <url> (see 'dlcache info --help')"),
         (["purge"], "Error: purge needs exactly one of --expired, --session, --all (see 'dlcache purge --help')"),

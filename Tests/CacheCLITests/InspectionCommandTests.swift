@@ -48,9 +48,16 @@ import HTTPCacheSemantics
     @Test func namespacesAreSeparate() async throws {
         let (origin, cli, _, _) = try await Self.seeded()
         defer { origin.stop(); cli.cleanUp() }
+        // A namespace nothing was written to is not created by `ls` (QA report 1): exit 1, named.
         let other = await cli.run(["ls", "--json", "--namespace", "other"])
-        #expect(other.code == 0)
-        #expect(other.out == "[]\n")
+        #expect(other.code == 1)
+        #expect(other.err == "Error: no cache at \(cli.directory.path) (namespace 'other')\n")
+        #expect(!FileManager.default.fileExists(atPath: cli.directory.appendingPathComponent("other").path))
+        let url = origin.url("/ns-other").absoluteString
+        try await origin.configure(path: "/ns-other", headers: [("Cache-Control", "max-age=60")], body: "x")
+        #expect(await cli.run(["get", "--namespace", "other", "-o", "/dev/null", url]).code == 0)
+        let entries = try #require(try await cli.run(["ls", "--json", "--namespace", "other"]).json() as? [[String: Any]])
+        #expect(entries.map { $0["url"] as? String } == [url])
     }
 
     @Test func infoExplainsFreshnessPinningAndStorage() async throws {

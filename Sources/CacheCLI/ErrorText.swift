@@ -1,0 +1,109 @@
+import Foundation
+import DownloadCache
+import CacheStore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Turns errors into the one clear line a user reads: never a Swift type dump (`DownloadError.http(status: 500)`,
+/// `CacheStoreError.permissionDenied ...`) nor an `NSError` description (`NSCocoaErrorDomain error 256`).
+public enum ErrorText {
+    /// One line describing `error` in words.
+    public static func describe(_ error: any Error) -> String {
+        switch error {
+        case let error as UsageError: return clean(error.message)
+        case let error as CommandFailure: return clean(error.message)
+        case let error as DownloadError: return describe(error)
+        case let error as CacheStoreError: return "\(words(error.code)): \(clean(error.detail))"
+        default: return describe(error as NSError)
+        }
+    }
+
+    /// `HTTP 500 (origin answered 500 Internal Server Error)`, `cannot connect (...)`, ... for a client error.
+    public static func describe(_ error: DownloadError) -> String {
+        let detail = clean(error.detail)
+        let what: String
+        switch error.code {
+        case .connectionFailed: what = "cannot connect"
+        case .timedOut: what = "timed out"
+        case .cancelled: what = "cancelled"
+        case .notCached: what = "not cached"
+        case .truncated: what = "body truncated"
+        case .invalidURL: what = "invalid URL"
+        case .storage: what = "storage error"
+        case .http(let status): what = "HTTP \(status)"
+        case .tooManyRedirects: what = "too many redirects"
+        case .other: what = "failed"
+        }
+        return detail.isEmpty ? what : "\(what) (\(detail))"
+    }
+
+    /// A Foundation error in words: the POSIX reason when there is one (`Is a directory`), else the
+    /// common Cocoa file errors by name, else the localized description.
+    static func describe(_ error: NSError) -> String {
+        if error.domain == NSPOSIXErrorDomain { return String(cString: strerror(Int32(truncatingIfNeeded: error.code))) }
+        if let underlying = error.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
+            return String(cString: strerror(Int32(truncatingIfNeeded: underlying.code)))
+        }
+        if error.domain == NSCocoaErrorDomain {
+            switch error.code {
+            case NSFileNoSuchFileError, NSFileReadNoSuchFileError: return "no such file"
+            case NSFileReadNoPermissionError, NSFileWriteNoPermissionError: return "permission denied"
+            case NSFileWriteOutOfSpaceError: return "disk full"
+            case NSFileReadCorruptFileError, NSFileReadInapplicableStringEncodingError: return "not readable as text"
+            case NSFileReadUnknownError: return "cannot be read"
+            default: break
+            }
+        }
+        return clean(error.localizedDescription)
+    }
+
+    /// The words for a store error code (`permission denied`, `disk full`, ...).
+    static func words(_ code: CacheStoreError.Code) -> String {
+        switch code {
+        case .diskFull: return "disk full"
+        case .permissionDenied: return "permission denied"
+        case .corruptIndex: return "damaged index"
+        case .io: return "I/O error"
+        case .invalidNamespace: return "invalid namespace"
+        case .notFound: return "not found"
+        case .busy: return "cache busy (locked by another process)"
+        case .invalidArgument: return "invalid argument"
+        }
+    }
+
+    /// Makes text from a lower layer fit one line and drops type prefixes it may carry
+    /// (`CacheStoreError.diskFull: x` → `disk full: x`, `DownloadError.http(status: 500): x` → `HTTP 500: x`,
+    /// `Error Domain=D Code=N "text" UserInfo={...}` → `text`).
+    public static func clean(_ text: String) -> String {
+        var result = text.replacingOccurrences(of: "\r\n", with: " ").replacingOccurrences(of: "\n", with: " ")
+        for code in CacheStoreError.Code.allCases {
+            result = result.replacingOccurrences(of: "CacheStoreError.\(code.rawValue)", with: words(code))
+        }
+        result = replace(#"DownloadError\.http\(status: (\d+)\)"#, in: result) { "HTTP \($0[1])" }
+        let codes = ["connectionFailed": "cannot connect", "timedOut": "timed out", "cancelled": "cancelled",
+                     "notCached": "not cached", "truncated": "body truncated", "invalidURL": "invalid URL",
+                     "storage": "storage error", "tooManyRedirects": "too many redirects", "other": "failed"]
+        result = replace(#"DownloadError\.(\w+)"#, in: result) { codes[$0[1]] ?? $0[1] }
+        result = replace(#"Error Domain=\S+ Code=-?\d+ "([^"]*)"( UserInfo=\{.*\})?"#, in: result) { $0[1] }
+        result = replace(#"Error Domain=(\S+) Code=(-?\d+)( UserInfo=\{.*\})?"#, in: result) { "error \($0[2])" }
+        return result
+    }
+
+    /// Replaces every match of `pattern` with `transform(groups)` (group 0 is the whole match).
+    private static func replace(_ pattern: String, in text: String, _ transform: ([String]) -> String) -> String {
+        guard let regex = try? NSRegularExpression(pattern: pattern) else { return text }
+        var result = text
+        let matches = regex.matches(in: text, range: NSRange(text.startIndex..., in: text))
+        for match in matches.reversed() {
+            let groups = (0..<match.numberOfRanges).map { i -> String in
+                Range(match.range(at: i), in: text).map { String(text[$0]) } ?? ""
+            }
+            guard let range = Range(match.range, in: result) else { continue }
+            result.replaceSubrange(range, with: transform(groups))
+        }
+        return result
+    }
+}
