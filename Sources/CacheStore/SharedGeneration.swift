@@ -2,58 +2,55 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import Synchronization
 
 /// A change counter shared by every process using one namespace: 8 bytes of `<namespace>/generation`, mapped
-/// `MAP_SHARED`.
+/// `MAP_SHARED` and accessed only with atomic operations (lock-free 64-bit atomics work across processes).
 ///
-/// Each committed write increments it (under an `flock` on the file, so no increment is lost). A memory tier
-/// compares it with the value it last saw on every hit — one load — and empties itself when another process wrote,
-/// so a process never serves from memory a body another process has since replaced or removed. When the file
-/// cannot be mapped the counter is inert (`current` is always 0) and the memory tier is process-local.
+/// Each committed write increments it. A memory tier or row cache compares it with the value it last saw — one
+/// atomic load — and empties itself when it changed, so a process never serves from memory a body another process
+/// has since replaced or removed. When the file cannot be mapped the counter is inert (`isShared` is false,
+/// `current` is always 0) and the store's caches are process-local.
 final class SharedGeneration: @unchecked Sendable {
     private let fd: Int32
-    private let pointer: UnsafeMutablePointer<UInt64>?
+    private let counter: UnsafeMutablePointer<Atomic<UInt64>>?
 
     init(path: String) {
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        var mapped: UnsafeMutablePointer<UInt64>?
+        var mapped: UnsafeMutablePointer<Atomic<UInt64>>?
         if fd >= 0 {
             var info = stat()
             if fstat(fd, &info) == 0, info.st_size >= 8 || ftruncate(fd, 8) == 0 {
                 let address = mmap(nil, 8, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
                 if let address, address != MAP_FAILED {
-                    mapped = address.bindMemory(to: UInt64.self, capacity: 1)
+                    // The file's 8 bytes (zero when new) are the atomic's storage; nothing is initialised here.
+                    mapped = address.bindMemory(to: Atomic<UInt64>.self, capacity: 1)
                 }
             }
         }
         self.fd = fd
-        self.pointer = mapped
+        self.counter = mapped
     }
 
     deinit {
-        if let pointer { munmap(UnsafeMutableRawPointer(pointer), 8) }
+        if let counter { munmap(UnsafeMutableRawPointer(counter), 8) }
         if fd >= 0 { close(fd) }
     }
 
     /// True when the counter is shared through the mapped file (false: inert, process-local caching only).
-    var isShared: Bool { pointer != nil }
+    var isShared: Bool { counter != nil }
 
     /// The current value (0 when the counter is inert).
     @inline(__always)
     var current: UInt64 {
-        guard let pointer else { return 0 }
-        return UnsafeMutableRawPointer(pointer).withMemoryRebound(to: UInt64.self, capacity: 1) { $0.pointee }
+        counter?.pointee.load(ordering: .acquiring) ?? 0
     }
 
-    /// Increments the counter under an exclusive `flock`; `body` gets the values before and after, still under
-    /// the lock (the store updates its memory tier's notion of "seen" there).
+    /// Increments the counter atomically; `body` gets the values before and after (the store updates its memory
+    /// tier's notion of "seen" with them: a tier that had not seen `old` empties itself).
     func bump(_ body: (UInt64, UInt64) -> Void) {
-        guard let pointer, fd >= 0 else { return }
-        flock(fd, LOCK_EX)
-        let old = pointer.pointee
-        let new = old &+ 1
-        pointer.pointee = new
+        guard let counter else { return }
+        let (old, new) = counter.pointee.wrappingAdd(1, ordering: .acquiringAndReleasing)
         body(old, new)
-        flock(fd, LOCK_UN)
     }
 }
