@@ -18,10 +18,13 @@ struct CurlResponseHead: Sendable {
     /// Whether the blank line ending the last block arrived.
     private(set) var isComplete = false
 
-    /// The reason phrase to report: the received one, or the standard text when none was sent.
+    /// The reason phrase to report: the received one; when none was sent (empty in HTTP/1.1, absent in HTTP/2),
+    /// the standard text of a status RFC 9110 §15 defines, and an empty phrase for any other status (e.g. 299),
+    /// so no phrase is invented.
     var statusText: String {
         guard let status else { return "" }
-        return reasonPhrase.isEmpty ? HTTPStatusText.text(for: status) : reasonPhrase
+        guard reasonPhrase.isEmpty else { return reasonPhrase }
+        return HTTPStatusText.standardText(for: status) ?? ""
     }
 
     /// The fields as ``HTTPHeaders`` (order, duplicates and name case as received).

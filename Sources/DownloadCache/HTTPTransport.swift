@@ -123,6 +123,11 @@ public protocol HTTPTransport: Sendable {
 public enum HTTPStatusText {
     /// The standard reason phrase for `status`, or `"Status <n>"` for an unknown code.
     public static func text(for status: Int) -> String {
+        standardText(for: status) ?? "Status \(status)"
+    }
+
+    /// The standard reason phrase for `status` (RFC 9110 §15), or `nil` for a code it does not define here.
+    public static func standardText(for status: Int) -> String? {
         switch status {
         case 100: return "Continue"
         case 200: return "OK"
@@ -151,7 +156,7 @@ public enum HTTPStatusText {
         case 502: return "Bad Gateway"
         case 503: return "Service Unavailable"
         case 504: return "Gateway Timeout"
-        default: return "Status \(status)"
+        default: return nil
         }
     }
 }

@@ -42,7 +42,7 @@ import Testing
         }
     }
 
-    @Test(arguments: [(200, "OK"), (299, "Status 299"), (404, "Not Found"), (418, "I'm a Teapot")])
+    @Test(arguments: [(200, "OK"), (299, ""), (404, "Not Found"), (418, "I'm a Teapot")])
     func statusAndReceivedReasonPhrase(status: Int, phrase: String) async throws {
         let origin = try OriginServer()
         defer { origin.stop() }
@@ -340,7 +340,7 @@ import Testing
 
     @Test(arguments: [("HTTP/1.1 299 Whatever\r\n", 299, "Whatever"), ("HTTP/1.1 200 OK\r\n", 200, "OK"),
                       ("HTTP/1.1 404 \r\n", 404, "Not Found"), ("HTTP/2 200 \r\n", 200, "OK"),
-                      ("HTTP/1.0 999 Very Odd Status\r\n", 999, "Very Odd Status"), ("HTTP/1.1 418\r\n", 418, "Status 418")])
+                      ("HTTP/1.0 999 Very Odd Status\r\n", 999, "Very Odd Status"), ("HTTP/1.1 418\r\n", 418, "")])
     func statusLine(line: String, status: Int, text: String) {
         let head = parse([line, "\r\n"])
         #expect(head.status == status && head.statusText == text && head.isComplete)
