@@ -35,7 +35,7 @@ public enum GetCommand: Command {
             OptionSpec("request", short: "X", .value("method"), help: "Request method (default: GET)."),
             OptionSpec("max-time", .value("seconds"), help: "Give up on the origin after this many seconds (> 0, at most 1 day)."),
             OptionSpec("fail", short: "f", help: "Exit 1 on HTTP status >= 400 and print no body."),
-            OptionSpec("verbose", short: "v", help: "Print a summary line and the decision's reason on stderr."),
+            OptionSpec("verbose", short: "v", help: "Print a summary line, the decision's reason and any storage warnings on stderr."),
             CommonOptions.json,
         ]
     }

@@ -25,6 +25,7 @@ public enum PrefetchCommand: Command {
         CommonOptions.location + [
             OptionSpec("concurrency", .value("n"), help: "Downloads at the same time (default: 6)."),
             OptionSpec("pin", help: "Pin every entry so limits never evict it."),
+            OptionSpec("verbose", short: "v", help: "Also print storage warnings (responses that could not be stored) on stderr."),
             CommonOptions.json,
         ]
     }

@@ -61,7 +61,7 @@ import Testing
       -X, --request <method>  Request method (default: GET).
       --max-time <seconds>    Give up on the origin after this many seconds (> 0, at most 1 day).
       -f, --fail              Exit 1 on HTTP status >= 400 and print no body.
-      -v, --verbose           Print a summary line and the decision's reason on stderr.
+      -v, --verbose           Print a summary line, the decision's reason and any storage warnings on stderr.
       --json                  Print one JSON value on stdout instead of text.
       -h, --help              Show help information.
     """
