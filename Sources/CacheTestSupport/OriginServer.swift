@@ -132,12 +132,14 @@ public final class OriginServer: Sendable {
 
     /// Programs the behaviour of `path`; every argument left `nil` is left out of the config.
     /// - Parameters: see `origin.py`'s docstring: `size` is in bytes, `delay` and `chunkDelay` (pause after
-    ///   each 64 KiB chunk of a generated body) in seconds.
+    ///   each 64 KiB chunk of a generated body) in seconds; `reason` replaces the status line's reason phrase;
+    ///   `noContentLength` sends the body without `Content-Length`, ended by closing the connection.
     /// - Throws: `OriginError` when the control request fails.
     public func configure(path: String, status: Int = 200, headers: [(String, String)] = [], body: String? = nil,
                           size: Int? = nil, etag: String? = nil, lastModified: String? = nil, delay: Double? = nil,
                           truncate: Bool = false, drop: Bool = false, gzip: Bool = false, redirect: String? = nil,
-                          echoHeader: String? = nil, chunkDelay: Double? = nil) async throws {
+                          echoHeader: String? = nil, chunkDelay: Double? = nil, reason: String? = nil,
+                          noContentLength: Bool = false) async throws {
         var config: [String: Any] = ["path": path, "status": status, "headers": headers.map { [$0.0, $0.1] }]
         if let body { config["body"] = body }
         if let size { config["size"] = size }
@@ -150,6 +152,8 @@ public final class OriginServer: Sendable {
         if let redirect { config["redirect"] = redirect }
         if let echoHeader { config["echo_header"] = echoHeader }
         if let chunkDelay { config["chunk_delay"] = chunkDelay }
+        if let reason { config["reason"] = reason }
+        if noContentLength { config["no_content_length"] = true }
         let data = try JSONSerialization.data(withJSONObject: config)
         _ = try await control("POST", "/__config", body: data)
     }

@@ -30,7 +30,7 @@ public struct CachedResponse: Sendable {
     public var url: URL
     /// The status code.
     public var status: Int
-    /// The reason phrase (standard phrase for `status`).
+    /// The reason phrase as the origin sent it (the transport's), or the stored one for a cached response.
     public var statusText: String
     /// The header fields as served: from the cache with `Age` (RFC 9111 §4.2.3, §5.1) and hop-by-hop fields
     /// removed; never contradicting the body (see ``TransportResponse/headers``).
@@ -41,9 +41,13 @@ public struct CachedResponse: Sendable {
     public var bodySize: Int64
     /// Where the response came from.
     public var source: ResponseSource
-    /// The current age in seconds when served from the cache; `nil` for a network response.
+    /// The current age in seconds (RFC 9111 §4.2.3): when served from the cache, at serving time; for a network
+    /// response, as just received (its `Age` header plus the request's round trip). `nil` only for values
+    /// built by callers without one.
     public var age: TimeInterval?
-    /// Whether the stored response was fresh (RFC 9111 §4.2) when served; `true` for a network response.
+    /// Whether the response is fresh (RFC 9111 §4.2) — for a cached response when served, for a network
+    /// response as just received (`Age: 100` with `max-age=60` is not fresh); an unqualified `no-cache`
+    /// (§5.2.2.4) response is never fresh.
     public var isFresh: Bool
     /// The cache decision's reason in words (e.g. "fresh: age 3 s < lifetime 60 s").
     public var reason: String

@@ -101,10 +101,17 @@ final class AsyncLimiter: Sendable {
     }
     private let state: Mutex<State>
     private let nextID = Atomic<UInt64>(0)
+    private let limit: Int
 
     /// Creates a limiter admitting `limit` (at least 1) holders.
     init(limit: Int) {
+        self.limit = max(1, limit)
         state = Mutex(State(available: max(1, limit)))
+    }
+
+    /// Whether no slot is held and nobody waits.
+    var isIdle: Bool {
+        state.withLock { $0.available == limit && $0.queue.isEmpty }
     }
 
     /// Waits for a slot. - Returns: `false` when the task was cancelled while waiting (no slot held).
@@ -145,5 +152,36 @@ final class AsyncLimiter: Sendable {
             return state.queue.removeFirst().1
         }
         next?.resume(returning: true)
+    }
+}
+
+/// One ``AsyncLimiter`` per origin (scheme, host, port): a slow origin never holds back requests to another.
+final class OriginLimiters: Sendable {
+    private let limiters = Mutex<[String: AsyncLimiter]>([:])
+    private let limit: Int
+
+    /// Creates the set; each origin admits `limit` (at least 1) exchanges at once.
+    init(limit: Int) {
+        self.limit = max(1, limit)
+    }
+
+    /// The limiter for `url`'s origin, created on first use (idle ones are dropped when many accumulate).
+    func limiter(for url: URL) -> AsyncLimiter {
+        let key = Self.originKey(url)
+        return limiters.withLock { map in
+            if let known = map[key] { return known }
+            if map.count >= 1_024 { map = map.filter { !$0.value.isIdle } }
+            let created = AsyncLimiter(limit: limit)
+            map[key] = created
+            return created
+        }
+    }
+
+    /// `scheme://host:port` of `url` (lower-cased scheme and host; default port made explicit).
+    static func originKey(_ url: URL) -> String {
+        let scheme = (url.scheme ?? "").lowercased()
+        let host = (url.host ?? "").lowercased()
+        let port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : 0)
+        return "\(scheme)://\(host):\(port)"
     }
 }

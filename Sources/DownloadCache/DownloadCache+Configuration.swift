@@ -19,8 +19,12 @@ extension DownloadCache {
         public var maxEntryCount: Int?
         /// Seconds since last access after which an entry is dropped; `nil` = never. Default 7 days.
         public var maxAge: TimeInterval? = 7 * 86_400
-        /// Parallel origin downloads across all calls. Default 6: what a phone's radio and browsers use per
-        /// host (HTTP/1.1 practice), friendly to battery and to the origin; servers should raise it.
+        /// Parallel exchanges per origin (scheme, host, port) across all calls; the default transport also
+        /// opens at most this many connections per host. Requests to other origins never wait for these slots.
+        /// Default 6: what browsers open per host over HTTP/1.1 (one request per connection at a time), friendly
+        /// to the origin and to a phone's radio; a caller that issues many independent, possibly slow requests
+        /// to one origin (a proxy, `dlcache driver`) should raise it — the 7th request to one origin otherwise
+        /// waits for one of the first 6 to finish.
         public var maxConcurrentDownloads: Int = 6
         /// Bytes: bodies up to this size are returned in memory (`ResponseBody.data`); larger ones only as a
         /// file URL. Default 8 MiB.

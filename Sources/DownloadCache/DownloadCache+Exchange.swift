@@ -88,8 +88,9 @@ extension DownloadCache {
                         requestTime: requestTime, responseTime: responseTime, reason: reason)
     }
 
-    /// One transport exchange under the concurrency limit, reporting progress.
+    /// One transport exchange under its origin's concurrency limit (`maxConcurrentDownloads`), reporting progress.
     func send(_ request: CacheRequest, to file: URL, options: RequestOptions) async -> Result<TransportResponse, TransportError> {
+        let limiter = limiters.limiter(for: request.url)
         guard await limiter.acquire() else { return .failure(.cancelled) }
         defer { limiter.release() }
         let url = request.url

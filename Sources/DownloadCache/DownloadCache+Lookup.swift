@@ -71,12 +71,24 @@ extension DownloadCache {
             blobURL = nil
         } else {
             guard let url = store.bodyFileURL(for: candidate.key) else { return nil }
+            // The store does not verify a blob it hands out by path: check size and crc32 here (DESIGN: a body
+            // that does not match its index entry is never served; the entry is removed and it is a miss).
+            if let problem = blobVerifier.problem(with: url, size: size, checksum: candidate.info.checksum) {
+                blobVerifier.forget(url)
+                if let current = store.info(for: candidate.key),
+                   current.checksum != candidate.info.checksum || current.bodySize != size {
+                    return nil   // replaced concurrently since the lookup: a miss, but not damage
+                }
+                configuration.log("dropping damaged stored body of \(candidate.key): \(problem)")
+                do { try store.remove(candidate.key) } catch {
+                    configuration.log("cannot remove damaged entry \(candidate.key): \(error)")
+                }
+                return nil
+            }
             body = .file(url)
             blobURL = url
         }
-        let evaluation = configuration.evaluationOptions(options)
-        let age = RFC9111.currentAge(stored, now: now)
-        let fresh = RFC9111.isFresh(stored, now: now, options: evaluation)
+        let (age, fresh) = freshness(of: stored, now: now, options: options)
         if source == .cache || source == .revalidated {
             renewIfSliding(&stored, candidate: candidate, options: options, now: now)
         }

@@ -10,8 +10,13 @@ final class BodySink: @unchecked Sendable {
     private var writer: BodyWriter?
 
     init(cache: DownloadCache) {
-        _ = mkdir(cache.downloadsDirectory.path, 0o700)   // normally exists already (EEXIST)
-        fileURL = cache.downloadsDirectory.appendingPathComponent(UUID().uuidString)
+        var directory = cache.downloadsDirectory
+        if mkdir(directory.path, 0o700) != 0 && errno != EEXIST {
+            // The store's directory vanished or became unwritable: the download must still succeed.
+            directory = DownloadCache.systemDownloadsDirectory
+            _ = mkdir(directory.path, 0o700)
+        }
+        fileURL = directory.appendingPathComponent("download-" + UUID().uuidString)
     }
 
     /// Deletes the body file (transfer failed or the body was not needed).
@@ -55,11 +60,19 @@ final class BodySink: @unchecked Sendable {
     }
 }
 
+/// When one exchange's request was sent and its response received (RFC 9111 §4.2.3), and its options.
+struct ExchangeTiming: Sendable {
+    var requestTime: Date
+    var responseTime: Date
+    var options: RequestOptions
+}
+
 extension DownloadCache {
     /// A complete (non-304) response: checks its length, stores it when storable (§3), returns it.
     func complete(_ received: TransportResponse, sink: BodySink, original: CacheRequest, options: RequestOptions,
                   requestTime: Date, responseTime: Date, reason: String) -> Result<CachedResponse, DownloadError> {
         let size = received.bodySize
+        let timing = ExchangeTiming(requestTime: requestTime, responseTime: responseTime, options: options)
         if URLSessionTransportDelegate.bodyExpected(method: original.method, status: received.status),
            let text = received.headers.first("Content-Length"), let expected = Int64(text), expected != size {
             sink.discard()
@@ -105,7 +118,7 @@ extension DownloadCache {
                                         storageClass: options.storage, pinned: options.pin)
                         sink.discard()
                         return .success(networkResponse(received, original: original, body: .data(data),
-                                                        reason: "\(reason); \(note)", blob: nil))
+                                                        reason: "\(reason); \(note)", blob: nil, timing: timing))
                     }
                     if let data, received.inMemoryBody != nil {
                         try data.write(to: sink.fileURL)   // a blob-sized body that arrived in memory
@@ -116,15 +129,15 @@ extension DownloadCache {
                     let blob = store.bodyFileURL(for: key)
                     if let data {
                         return .success(networkResponse(received, original: original, body: .data(data),
-                                                        reason: "\(reason); \(note)", blob: blob))
+                                                        reason: "\(reason); \(note)", blob: blob, timing: timing))
                     }
                     if let blob {
                         return .success(networkResponse(received, original: original, body: .file(blob),
-                                                        reason: "\(reason); \(note)", blob: blob))
+                                                        reason: "\(reason); \(note)", blob: blob, timing: timing))
                     }
                     if let entry = store.entry(for: key) {
                         return .success(networkResponse(received, original: original, body: .data(entry.body),
-                                                        reason: "\(reason); \(note)", blob: nil))
+                                                        reason: "\(reason); \(note)", blob: nil, timing: timing))
                     }
                     return .failure(DownloadError(.storage, "stored body of \(key) vanished right after commit"))
                 } catch {
@@ -139,21 +152,42 @@ extension DownloadCache {
         if let data {
             sink.discard()
             return .success(networkResponse(received, original: original, body: .data(data),
-                                            reason: "\(reason); \(note)", blob: nil))
+                                            reason: "\(reason); \(note)", blob: nil, timing: timing))
         }
         guard let file = sink.keep() else {
             return .failure(DownloadError(.storage, "the downloaded body of \(original.url.absoluteString) could not be kept"))
         }
         return .success(networkResponse(received, original: original, body: .file(file),
-                                        reason: "\(reason); \(note)", blob: nil))
+                                        reason: "\(reason); \(note)", blob: nil, timing: timing))
     }
 
-    /// A response value for a body that came from the network.
+    /// A response value for a body that came from the network: `age` is its current age as just received
+    /// (RFC 9111 §4.2.3, from its `Age` header and the request/response times) and `isFresh` the freshness of
+    /// the response as it would be stored (§4.2; unqualified `no-cache` (§5.2.2.4) counts as not fresh).
     func networkResponse(_ received: TransportResponse, original: CacheRequest, body: ResponseBody, reason: String,
-                         blob: URL?) -> CachedResponse {
-        CachedResponse(url: original.url, status: received.status, statusText: received.statusText,
-                       headers: received.headers, body: body, bodySize: received.bodySize, source: .network,
-                       age: nil, isFresh: true, reason: reason, storedBodyURL: blob)
+                         blob: URL?, timing: ExchangeTiming) -> CachedResponse {
+        let stored = StoredResponse(
+            response: CacheResponse(status: received.status, headers: received.headers),
+            requestTime: timing.requestTime, responseTime: timing.responseTime,
+            varyingRequestHeaders: HTTPHeaders(), requestMethod: original.method,
+            overrideExpiry: timing.options.expiresIn.map { timing.responseTime.addingTimeInterval($0) },
+            slidingLifetime: nil)
+        let (age, fresh) = freshness(of: stored, now: timing.responseTime, options: timing.options)
+        return CachedResponse(url: original.url, status: received.status, statusText: received.statusText,
+                              headers: received.headers, body: body, bodySize: received.bodySize, source: .network,
+                              age: age, isFresh: fresh, reason: reason, storedBodyURL: blob)
+    }
+
+    /// Current age (§4.2.3) and freshness (§4.2) of `stored` at `now`; an unqualified response `no-cache`
+    /// (§5.2.2.4) makes it not fresh unless the caller overrides the server's cache control or the expiry.
+    func freshness(of stored: StoredResponse, now: Date, options: RequestOptions) -> (age: TimeInterval, fresh: Bool) {
+        let age = RFC9111.currentAge(stored, now: now)
+        var fresh = RFC9111.isFresh(stored, now: now, options: configuration.evaluationOptions(options))
+        if fresh, stored.overrideExpiry == nil, !options.ignoreServerCacheControl,
+           CacheControl.response(stored.response.headers).noCache {
+            fresh = false
+        }
+        return (age, fresh)
     }
 
     /// HEAD (RFC 9111 §4.3.5): sent to the origin; a 200 answer freshens the stored GET responses whose
@@ -182,13 +216,15 @@ extension DownloadCache {
                 }
             }
         }
-        return networkResponse(received, original: request, body: .data(Data()), reason: "HEAD is sent to the origin", blob: nil)
+        return networkResponse(received, original: request, body: .data(Data()), reason: "HEAD is sent to the origin", blob: nil,
+                               timing: ExchangeTiming(requestTime: requestTime, responseTime: responseTime, options: options))
     }
 
     /// Unsafe methods (RFC 9111 §4.4): sent to the origin, never cached; a non-error answer invalidates the
     /// stored responses for the target URI and for same-origin Location / Content-Location.
     func unsafeRequest(_ request: CacheRequest, options: RequestOptions) async throws(DownloadError) -> CachedResponse {
         let sink = BodySink(cache: self)
+        let requestTime = configuration.now()
         let received: TransportResponse
         do {
             received = try await send(request, to: sink.fileURL, options: options).mapError { DownloadError($0) }.get()
@@ -196,6 +232,7 @@ extension DownloadCache {
             sink.discard()
             throw error
         }
+        let timing = ExchangeTiming(requestTime: requestTime, responseTime: configuration.now(), options: options)
         let head = CacheResponse(status: received.status, headers: received.headers)
         let keys = RFC9111.invalidatedKeys(request: request, response: head)
         for key in keys {
@@ -217,6 +254,6 @@ extension DownloadCache {
             throw DownloadError(.storage, "the response body could not be kept")
         }
         return networkResponse(received, original: request, body: body,
-                               reason: "\(request.method) is not cacheable (RFC 9111 §4.4)", blob: nil)
+                               reason: "\(request.method) is not cacheable (RFC 9111 §4.4)", blob: nil, timing: timing)
     }
 }

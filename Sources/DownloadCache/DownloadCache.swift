@@ -7,7 +7,7 @@ import Foundation
 ///
 /// - Decisions come from HTTPCacheSemantics (pure RFC 9111); bytes live in CacheStore (crash-safe).
 /// - Identical concurrent requests share one origin exchange (coalescing); at most
-///   `maxConcurrentDownloads` exchanges run at once.
+///   `maxConcurrentDownloads` exchanges run at once per origin (scheme, host, port).
 /// - A storage problem never fails a call: it is logged and the call degrades to the network.
 public final class DownloadCache: Sendable {
     /// The settings this cache was created with.
@@ -17,12 +17,16 @@ public final class DownloadCache: Sendable {
     let transport: any HTTPTransport
     let coalescer = Coalescer<CachedResponse>()
     let backgroundRevalidations = Coalescer<CachedResponse>()
-    let limiter: AsyncLimiter
+    let limiters: OriginLimiters
     let eventHub = EventHub<CacheEvent>()
     let progressHub = ProgressHub()
     let metadataCache = MetadataDecodeCache()
-    /// Directory (system temp, per user, 0700) where bodies land before they are stored or handed over; bodies
-    /// that were not stored and are too large to return in memory stay here, owned by the caller.
+    let blobVerifier = BlobVerifier()
+    /// Directory where bodies land before they are stored or handed over: the store's own `tmp/` (same file
+    /// system as `blobs/`, so storing is a rename, and emptied by CacheStore's recovery when a process opens the
+    /// namespace alone, so a download cut by SIGINT or a crash never lingers). Only when that directory is not
+    /// writable (read-only cache) the per-user system temp folder `dlcache-downloads-<uid>` (0700) is used.
+    /// Bodies that were not stored and are too large to return in memory stay here, owned by the caller.
     let downloadsDirectory: URL
 
     /// Opens (or creates) the cache at `<directory>/<namespace>`.
@@ -32,10 +36,20 @@ public final class DownloadCache: Sendable {
         self.configuration = configuration
         self.store = try CacheStore(configuration: configuration.storeConfiguration)
         self.transport = configuration.transport ?? Self.defaultTransport(configuration)
-        self.limiter = AsyncLimiter(limit: configuration.maxConcurrentDownloads)
-        self.downloadsDirectory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("dlcache-downloads-\(getuid())", isDirectory: true)
-        _ = mkdir(downloadsDirectory.path, 0o700)
+        self.limiters = OriginLimiters(limit: configuration.maxConcurrentDownloads)
+        let storeTemporary = store.directoryURL.appendingPathComponent("tmp", isDirectory: true)
+        if access(storeTemporary.path, W_OK | X_OK) == 0 {
+            self.downloadsDirectory = storeTemporary
+        } else {
+            self.downloadsDirectory = Self.systemDownloadsDirectory
+            _ = mkdir(downloadsDirectory.path, 0o700)
+        }
+    }
+
+    /// The per-user fallback download folder in the system temp directory, used when the store's `tmp/` is
+    /// not writable (read-only cache, directory removed while running).
+    static var systemDownloadsDirectory: URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-downloads-\(getuid())", isDirectory: true)
     }
 
     /// The transport used when the configuration names none: on Linux the libcurl ``CurlTransport`` (exact

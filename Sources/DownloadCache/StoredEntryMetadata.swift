@@ -10,7 +10,8 @@ public struct StoredEntryMetadata: Sendable, Hashable, Codable {
 
     /// Format version of this value.
     public var version: Int
-    /// The request URL the response answers (absolute string).
+    /// The request URL the response answers (absolute string), never with user info (credentials, RFC 9110
+    /// §4.2.4): ``init(url:method:statusText:stored:)`` strips `user:password@`.
     public var url: String
     /// The request method the response answers (normally "GET").
     public var method: String
@@ -19,13 +20,22 @@ public struct StoredEntryMetadata: Sendable, Hashable, Codable {
     /// The stored response: status, headers, request/response times, Vary'd request headers, expiry override.
     public var stored: StoredResponse
 
-    /// Creates a metadata value at the current version.
+    /// Creates a metadata value at the current version; user info in `url` is removed (RFC 9110 §4.2.4).
     public init(url: String, method: String, statusText: String, stored: StoredResponse) {
         self.version = StoredEntryMetadata.currentVersion
-        self.url = url
+        self.url = StoredEntryMetadata.withoutUserInfo(url)
         self.method = method
         self.statusText = statusText
         self.stored = stored
+    }
+
+    /// `url` without its `user[:password]@` part; unchanged when it has none or does not parse.
+    public static func withoutUserInfo(_ url: String) -> String {
+        guard var components = URLComponents(string: url),
+              components.percentEncodedUser != nil || components.percentEncodedPassword != nil else { return url }
+        components.percentEncodedUser = nil
+        components.percentEncodedPassword = nil
+        return components.string ?? url
     }
 
     /// The JSON encoding stored in CacheStore.

@@ -9,9 +9,12 @@ import Synchronization
 ///
 /// - URLSession's own cache is off (`urlCache = nil`, `.reloadIgnoringLocalCacheData`), so DownloadCache is
 ///   the only cache.
-/// - Bodies stream to disk through download tasks and are renamed onto the caller's file. (Linux has no
-///   `bytes(for:)`; a data task's delegate receives chunks with no back-pressure, and measured resident memory
-///   grew by ~150 MB for a 200 MB body, against ~6 MB for a download task, which libcurl writes to a file.)
+/// - GET and HEAD use one data task each (one origin request per call): bodies announced up to
+///   `smallBodyLimit` are returned in memory, larger or unannounced ones are appended to the caller's file as
+///   chunks arrive. Limitation: Linux has no `bytes(for:)` and a data task's delegate gets chunks with no
+///   back-pressure, so resident memory may grow while a large body is written (~150 MB measured for 200 MB);
+///   use ``CurlTransport`` (the Linux default) for large downloads. Other methods use a download task, which
+///   libcurl writes to a file (~6 MB resident for 200 MB).
 /// - Redirects are seen by the session delegate's `willPerformHTTPRedirection` (the per-task delegate's
 ///   redirect callback is never called on Linux) and followed only when the request allows it.
 /// - gzip trap: libcurl decodes gzip/deflate by itself but keeps `Content-Encoding` and the compressed
@@ -21,17 +24,16 @@ public final class URLSessionTransport: HTTPTransport, Sendable {
     private let session: URLSession
     private let delegate: URLSessionTransportDelegate
     private let defaultTimeout: TimeInterval
-    /// Bytes: bodies announced up to this size take the in-memory data-task path; larger or unannounced
-    /// ones stream to a file through a download task.
+    /// Bytes: GET/HEAD bodies announced up to this size are returned in memory; larger or unannounced ones are
+    /// written to the body file as they arrive (same single request).
     public let smallBodyLimit: Int64
 
     /// Creates a transport with its own session.
     /// - Parameters:
     ///   - timeout: idle timeout in seconds for requests that give none (default 60).
     ///   - maxConnectionsPerHost: parallel connections per host (default 6).
-    ///   - smallBodyLimit: bytes; bodies announced up to this size are received in memory through a data task
-    ///     (≈2× faster per request on Linux), larger or unannounced ones are re-requested as a download task that
-    ///     streams to disk (default 1 MiB).
+    ///   - smallBodyLimit: bytes; GET/HEAD bodies announced up to this size are returned in memory, larger or
+    ///     unannounced ones are written to the body file by the same data task (default 1 MiB).
     public init(timeout: TimeInterval = 60, maxConnectionsPerHost: Int = 6, smallBodyLimit: Int64 = 1 << 20) {
         self.smallBodyLimit = smallBodyLimit
         let configuration = URLSessionConfiguration.ephemeral
@@ -72,8 +74,7 @@ public final class URLSessionTransport: HTTPTransport, Sendable {
         let session = self.session
         let method = request.method.uppercased()
         if method == "GET" || method == "HEAD" {
-            // Fast path for small bodies; a body announced larger than `smallBodyLimit` (or not announced) is
-            // refused at the head and fetched again below as a download task (GET and HEAD are idempotent).
+            // One data task: small bodies in memory, large or unannounced ones streamed to `bodyFile`.
             let small = DataExchange(request: request, bodyFile: bodyFile, limit: smallBodyLimit)
             let outcome: DataExchange.Outcome = await withTaskCancellationHandler {
                 await withCheckedContinuation { continuation in
@@ -83,7 +84,9 @@ public final class URLSessionTransport: HTTPTransport, Sendable {
             } onCancel: {
                 small.cancel()
             }
-            if case .done(let result) = outcome { return try result.get() }
+            switch outcome {
+            case .done(let result): return try result.get()
+            }
         }
         let exchange = TransportExchange(request: request, bodyFile: bodyFile)
         let result: Result<TransportResponse, TransportError> = await withTaskCancellationHandler {
