@@ -221,6 +221,25 @@ import Testing
     }
 }
 
+extension QARegressionTests {
+    /// HEAD is answered from a fresh stored GET response (RFC 9111 §4.3.5) and goes to the origin once stale.
+    @Test func headIsAnsweredFromAFreshStoredGet() async throws {
+        try await withHarness { h in
+            try await h.origin.configure(path: "/hg", headers: [("Cache-Control", "max-age=600")], body: "body",
+                                         etag: "\"g\"")
+            _ = try await h.get("/hg")
+            let head = try await h.cache.response(for: CacheRequest(method: "HEAD", url: h.origin.url("/hg")))
+            #expect(head.source == .cache && head.status == 200 && head.bodySize == 0 && head.isFresh)
+            #expect(head.headers.first("ETag") == "\"g\"" && head.headers.first("Content-Length") == "4")
+            #expect(try await h.hits("/hg").methods["HEAD"] == nil)
+            try await h.advance(by: 700)
+            let late = try await h.cache.response(for: CacheRequest(method: "HEAD", url: h.origin.url("/hg")))
+            #expect(late.source == .network)
+            #expect(try await h.hits("/hg").methods["HEAD"] == 1)
+        }
+    }
+}
+
 /// A thread-safe counter for tests.
 final class Counter: Sendable {
     private let count = Mutex(0)

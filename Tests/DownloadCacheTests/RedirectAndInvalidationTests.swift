@@ -94,6 +94,7 @@ import Testing
             _ = try await h.get("/h2")
             try await h.origin.configure(path: "/h2", headers: [("Cache-Control", "max-age=600")], body: "v2",
                                          etag: "\"2\"")
+            try await h.advance(by: 601)   // stale: a fresh stored GET would answer the HEAD itself
             _ = try await h.cache.response(for: CacheRequest(method: "HEAD", url: h.origin.url("/h2")))
             let get = try await h.get("/h2")
             #expect(get.source == .network && get.text == "v2")
