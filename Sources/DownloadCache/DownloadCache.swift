@@ -137,6 +137,9 @@ public final class DownloadCache: Sendable {
               request.url.host != nil else {
             throw DownloadError(.invalidURL, "not an absolute http(s) URL: \(request.url.absoluteString)")
         }
+        if let port = request.url.port, !(1...65_535).contains(port) {
+            throw DownloadError(.invalidURL, "port \(port) is outside 1...65535: \(request.url.absoluteString)")
+        }
         var current = request
         var hopOptions = options
         var hops = 0

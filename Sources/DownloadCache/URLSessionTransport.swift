@@ -20,6 +20,9 @@ import Synchronization
 /// - gzip trap: libcurl decodes gzip/deflate by itself but keeps `Content-Encoding` and the compressed
 ///   `Content-Length`; the returned headers drop `Content-Encoding` and carry the decoded size instead.
 /// - Header fields are read from `allHeaderFields`, which joins repeated fields with ", " on Linux.
+/// - IPv6 literal hosts (`http://[::1]:8080/`) fail in FoundationNetworking with NSURLErrorBadURL (-1000)
+///   (swift-corelibs-foundation issue #5496, fixed upstream by PR #5498, not in this toolchain); off Darwin such
+///   URLs are refused with a clear `.other` error instead. ``CurlTransport`` handles them.
 public final class URLSessionTransport: HTTPTransport, Sendable {
     private let session: URLSession
     private let delegate: URLSessionTransportDelegate
@@ -59,6 +62,12 @@ public final class URLSessionTransport: HTTPTransport, Sendable {
     /// - Throws: `TransportError` (`.connectionFailed`, `.timedOut`, `.cancelled`, `.truncated`, `.other`).
     public func send(_ request: TransportRequest, bodyFile: URL,
                      progress: (@Sendable (Int64, Int64?) -> Void)?) async throws(TransportError) -> TransportResponse {
+        #if !canImport(Darwin)
+        if let host = request.url.host, host.contains(":") {
+            throw TransportError.other("IPv6 literal host \(host): FoundationNetworking's URLSession cannot connect to "
+                                       + "it (swift-corelibs-foundation #5496); use CurlTransport")
+        }
+        #endif
         guard FileManager.default.createFile(atPath: bodyFile.path, contents: nil) else {
             throw TransportError.other("cannot create body file \(bodyFile.path)")
         }
