@@ -69,6 +69,9 @@ extension DownloadCache {
             store.maxEntryCount = maxEntryCount
             store.maxAge = maxAge
             store.now = now
+            // Storage problems go where the caller sends the client's own log lines (the CLI shows them only with -v).
+            let log = log
+            store.logger = { message in log("store: \(message)") }
             return store
         }
 
