@@ -9,8 +9,17 @@ import Synchronization
 /// tests. Opens the store in `<directory>` and writes entries in a loop, printing `ACK <i>` (unbuffered) after each
 /// acknowledged write, until killed (or `count` writes). Entry `i` has key `k<i % 40>`, metadata `"<seed>:<i>"` and
 /// the body `StoreChildWriter.body(seed:index:)`; every fifth write streams through a `BodyWriter`.
+///
+/// Two more modes for the store tests: `store-child-writer <directory> exit-while-held` writes `k0`…`k2`, reads
+/// `k0` twice (a disk hit then a memory hit) and `absent` once, and calls `exit(0)` while a background thread
+/// still holds the store (as a command-line tool whose background task has not let go yet); and
+/// `store-child-writer <directory> read-only-probe` opens the store, prints `READONLY <true|false>`, `HIT <key>
+/// <bytes>` or `MISS <key>` for `k0`…`k2`, then `WRITE ok` or `WRITE <error code>` for one write attempt (or
+/// `OPEN-ERROR <code> <detail>` and exit 2 when it cannot open).
 enum StoreChildWriter {
     static func main(_ arguments: [String]) -> Never {
+        if arguments.count == 2, arguments[1] == "exit-while-held" { exitWhileHeld(arguments[0]) }
+        if arguments.count == 2, arguments[1] == "read-only-probe" { readOnlyProbe(arguments[0]) }
         guard arguments.count >= 2, let seed = Int(arguments[1]) else {
             FileHandle.standardError.write(Data("usage: dlcache-bench store-child-writer <dir> <seed> [count]\n".utf8))
             exit(64)
@@ -53,6 +62,56 @@ enum StoreChildWriter {
             FileHandle.standardOutput.write(Data("ACK \(index)\n".utf8))
             index += 1
         }
+        exit(0)
+    }
+
+    static func openQuietly(_ directory: String) -> CacheStore {
+        var config = CacheStore.Configuration(directory: URL(fileURLWithPath: directory))
+        config.logger = { _ in }
+        do {
+            return try CacheStore(configuration: config)
+        } catch {
+            print("OPEN-ERROR \(error.code.rawValue) \(error.detail)")
+            exit(2)
+        }
+    }
+
+    static func exitWhileHeld(_ directory: String) -> Never {
+        let store = openQuietly(directory)
+        do {
+            for i in 0..<3 { try store.store(body(seed: 9, index: i), metadata: Data("9:\(i)".utf8), for: StoreKey(primary: "k\(i)")) }
+        } catch {
+            print("WRITE-ERROR \(error)")
+            exit(3)
+        }
+        _ = store.entry(for: StoreKey(primary: "k0"))
+        _ = store.entry(for: StoreKey(primary: "k0"))
+        _ = store.entry(for: StoreKey(primary: "absent"))
+        let holder = Thread { withExtendedLifetime(store) { while true { sleep(60) } } }
+        holder.start()
+        print("EXITING")
+        fflush(nil)
+        exit(0)
+    }
+
+    static func readOnlyProbe(_ directory: String) -> Never {
+        let store = openQuietly(directory)
+        print("READONLY \(store.isReadOnly)")
+        for i in 0..<3 {
+            let key = StoreKey(primary: "k\(i)")
+            if let entry = store.entry(for: key), entry.body == body(seed: 9, index: i) {
+                print("HIT k\(i) \(entry.body.count)")
+            } else {
+                print("MISS k\(i)")
+            }
+        }
+        do {
+            try store.store(Data("x".utf8), metadata: Data(), for: StoreKey(primary: "new"))
+            print("WRITE ok")
+        } catch {
+            print("WRITE \(error.code.rawValue)")
+        }
+        fflush(nil)
         exit(0)
     }
 

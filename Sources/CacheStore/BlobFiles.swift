@@ -38,32 +38,55 @@ struct BlobFiles: Sendable {
         name.utf8.count == 32 && name.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) }
     }
 
-    /// Creates `path` with mode 0700 when missing, and forces 0700 when this call created it.
-    /// - Throws: `CacheStoreError` from `mkdir`.
+    /// True when `path` exists and is a directory (following symbolic links).
+    static func isDirectory(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+    }
+
+    /// Creates `path` with mode 0700 when it is missing, and forces 0700 when this call created it. An existing
+    /// directory is left alone without calling `mkdir` (on a read-only cache `mkdir` of an existing directory
+    /// fails with `EACCES`/`EROFS` rather than `EEXIST`).
+    /// - Throws: `CacheStoreError` from `stat`/`mkdir` (`.permissionDenied`, `.io` for a non-directory).
     static func makeDirectory(_ path: String) throws(CacheStoreError) {
+        var info = stat()
+        if stat(path, &info) == 0 {
+            if (info.st_mode & S_IFMT) == S_IFDIR { return }
+            throw CacheStoreError.posix(ENOTDIR, "mkdir \(path)")
+        }
+        let statError = errno
+        guard statError == ENOENT else { throw CacheStoreError.posix(statError, "stat \(path)") }
         if mkdir(path, 0o700) == 0 {
             chmod(path, 0o700)
             return
         }
         let err = errno
-        var info = stat()
-        if err == EEXIST, stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR { return }
+        if err == EEXIST, isDirectory(path) { return }  // created concurrently by another process
         throw CacheStoreError.posix(err == EEXIST ? ENOTDIR : err, "mkdir \(path)")
     }
 
-    /// Creates the namespace directory tree.
+    /// Creates the namespace directory tree (only the parts that are missing).
     /// - Throws: `CacheStoreError` from `mkdir`.
     func createDirectories() throws(CacheStoreError) {
         let parent = root.deletingLastPathComponent().path
-        do {
-            try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
-        } catch {
-            throw CacheStoreError(.permissionDenied, "create \(parent): \(error.localizedDescription)")
+        if !Self.isDirectory(parent) {
+            do {
+                try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
+            } catch {
+                throw CacheStoreError(.permissionDenied, "create \(parent): \(error.localizedDescription)")
+            }
         }
         try Self.makeDirectory(root.path)
         try Self.makeDirectory(blobsPath)
         try Self.makeDirectory(tmpPath)
         try Self.makeDirectory(sessionsPath)
+    }
+
+    /// True when this process may create and delete files in every directory of the store (`access(W_OK)`,
+    /// which also reports a read-only file system to root).
+    func isWritable() -> Bool {
+        let paths: [String] = [root.path, blobsPath, tmpPath, sessionsPath]
+        return paths.allSatisfy { path in access(path, W_OK | X_OK) == 0 }
     }
 
     /// Names in a directory (no `.`/`..`), or `[]` when it cannot be read.
@@ -132,6 +155,22 @@ struct BlobFiles: Sendable {
     /// Deletes a file, ignoring a missing one.
     static func remove(_ path: String) {
         unlink(path)
+    }
+
+    /// Deletes whatever is at `path` — a file, a symbolic link (not its target) or a whole directory tree.
+    /// - Returns: nil when it is gone (or was already missing), else why it could not be deleted.
+    static func removeAnything(_ path: String) -> String? {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return errno == ENOENT ? nil : String(cString: strerror(errno)) }
+        if (info.st_mode & S_IFMT) != S_IFDIR {
+            return unlink(path) == 0 || errno == ENOENT ? nil : String(cString: strerror(errno))
+        }
+        do {
+            try FileManager.default.removeItem(atPath: path)
+            return nil
+        } catch {
+            return lstat(path, &info) != 0 ? nil : error.localizedDescription
+        }
     }
 
     /// The size of the file at `path` in bytes, or nil when it does not exist.

@@ -4,14 +4,24 @@ extension CacheStore {
     /// Enforces every limit now: deletes unpinned entries not accessed for `maxAge` seconds, then evicts
     /// least-recently-used unpinned entries until `maxDiskBytes` and `maxEntryCount` hold. Pinned entries are never
     /// deleted (the limits may stay exceeded when only pinned entries are left).
-    /// - Throws: `CacheStoreError` — `.io`, `.busy`, `.corruptIndex`.
+    /// - Throws: `CacheStoreError` — `.io`, `.busy`, `.corruptIndex`, `.permissionDenied` (read-only store),
+    ///   `.invalidArgument` (closed store).
     public func trim() throws(CacheStoreError) {
         try enforceLimits(now: configuration.now(), includeAge: true)
     }
 
-    /// Deletes every session-class entry (ASIHTTPRequest's `clearCachedResponsesForStoragePolicy:` for the
-    /// session policy). They are also deleted when a store is opened and no other process has it open.
-    /// - Throws: `CacheStoreError` — `.io`, `.busy`, `.corruptIndex`.
+    /// Deletes every session-class entry of the namespace (ASIHTTPRequest's `clearCachedResponsesForStoragePolicy:`
+    /// for the session policy).
+    ///
+    /// Several processes: the session class belongs to the cache, not to a process — rows record no owner. So
+    /// this deletes the session entries every process stored, including those of processes that have the
+    /// namespace open right now (their memory tiers drop them at their next read, through the shared generation
+    /// counter; a body file they are reading stays readable until they close it). At open, session entries are
+    /// deleted only by an exclusive opener — when no other process (and no other `CacheStore` of this process) has
+    /// the namespace open — so without `clearSession()` a session entry lives until the last store using the
+    /// namespace is closed and a new one opens it.
+    /// - Throws: `CacheStoreError` — `.io`, `.busy`, `.corruptIndex`, `.permissionDenied` (read-only store),
+    ///   `.invalidArgument` (closed store).
     public func clearSession() throws(CacheStoreError) {
         let keys = try deleteRows(where: "session = 1")
         let removed = Set(keys)

@@ -14,17 +14,29 @@ import Glibc
 ///   recompute the totals. It then downgrades to
 ///   the shared lock. A process that does not get the exclusive lock waits for a shared one and skips recovery, so
 ///   it can never delete a blob another live process is about to commit.
-/// - Each open store leaves a marker `sessions/<pid>-<id>` that it deletes when it is deinitialised; a marker
-///   found by an exclusive opener therefore belongs to a process that died.
+/// - Each open store leaves a marker `sessions/<pid>-<id>` that it deletes when it is closed (`close()`, `deinit`,
+///   or the `exit()` handler); a marker found by an exclusive opener therefore belongs to a process that died.
+/// - Closing unlocks the lock explicitly (`LOCK_UN`) before closing the descriptor. A `flock` belongs to the open
+///   file description, which a child process spawned meanwhile shares until its `exec` closes it (`O_CLOEXEC`);
+///   a bare `close` would leave the lock held through that copy, and the next opener — seeing a live process —
+///   would skip recovery (session entries would survive a reopen).
 /// - The index itself is shared through SQLite WAL with a busy timeout; every write is one `BEGIN IMMEDIATE`
 ///   transaction.
+/// - A store whose directory exists but cannot be written (permissions, a read-only mount) or whose configuration
+///   says `readOnly` opens read-only: it creates nothing, runs no recovery, leaves no marker, takes the shared lock
+///   only when the lock file can be opened for reading, and opens the index with `SQLITE_OPEN_READONLY` — or, when
+///   SQLite cannot set up WAL shared memory without write access and the WAL is empty, as an `immutable=1` URI.
 extension CacheStore {
     struct Opened {
         var files: BlobFiles
         var index: StoreIndex
+        /// -1 when a read-only store could not open the lock file (it then reads without a lock).
         var lockFD: Int32
-        var sessionMarker: String
+        /// nil for a read-only store.
+        var sessionMarker: String?
         var generation: SharedGeneration
+        /// Why the store is read-only; nil when it is writable.
+        var readOnlyReason: String?
     }
 
     /// Checks a namespace name: 1–64 characters of `[A-Za-z0-9._-]`, not `.` or `..`.
@@ -38,15 +50,38 @@ extension CacheStore {
         }
     }
 
+    /// Unlocks (`LOCK_UN`, releasing the lock for every copy of the description) and closes a lock descriptor.
+    static func releaseLock(_ fd: Int32) {
+        guard fd >= 0 else { return }
+        flock(fd, LOCK_UN)
+        Glibc.close(fd)
+    }
+
     static func open(_ configuration: Configuration) throws(CacheStoreError) -> Opened {
         try validateNamespace(configuration.namespace)
         let files = BlobFiles(root: configuration.directory.standardizedFileURL
             .appendingPathComponent(configuration.namespace, isDirectory: true))
-        try files.createDirectories()
-        let log: (String) -> Void = { configuration.logger("[\(configuration.namespace)] \($0)") }
+        let log: @Sendable (String) -> Void = { configuration.logger("[\(configuration.namespace)] \($0)") }
+        if configuration.readOnly {
+            return try openReadOnly(files, configuration, reason: "opened read-only by its configuration", log: log)
+        }
+        do {
+            try files.createDirectories()
+        } catch {
+            // An existing store we may not write: use it read-only (never mkdir what exists).
+            guard error.code == .permissionDenied, BlobFiles.isDirectory(files.root.path) else { throw error }
+            return try openReadOnly(files, configuration, reason: error.detail, log: log)
+        }
+        if !files.isWritable() {
+            return try openReadOnly(files, configuration, reason: "\(files.root.path) is not writable", log: log)
+        }
 
         let lockFD = Glibc.open(files.lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard lockFD >= 0 else { throw CacheStoreError.posix(errno, "open \(files.lockPath)") }
+        guard lockFD >= 0 else {
+            let error = CacheStoreError.posix(errno, "open \(files.lockPath)")
+            guard error.code == .permissionDenied else { throw error }
+            return try openReadOnly(files, configuration, reason: error.detail, log: log)
+        }
         do throws(CacheStoreError) {
             let exclusive = flock(lockFD, LOCK_EX | LOCK_NB) == 0
             if !exclusive, flock(lockFD, LOCK_SH) != 0 {
@@ -62,15 +97,80 @@ extension CacheStore {
             let marker = files.sessionsPath + "/\(getpid())-\(BlobFiles.newID())"
             let markerFD = Glibc.open(marker, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
             guard markerFD >= 0 else { throw CacheStoreError.posix(errno, "create \(marker)") }
-            close(markerFD)
+            Glibc.close(markerFD)
             let generation = SharedGeneration(path: files.root.appendingPathComponent("generation").path)
             if !generation.isShared {
                 log("cannot map \(files.root.path)/generation: caches will not see other processes' writes")
             }
-            return Opened(files: files, index: index, lockFD: lockFD, sessionMarker: marker, generation: generation)
+            return Opened(files: files, index: index, lockFD: lockFD, sessionMarker: marker, generation: generation,
+                          readOnlyReason: nil)
         } catch {
-            close(lockFD)
+            releaseLock(lockFD)
             throw error
+        }
+    }
+
+    /// Opens an existing store without writing anything (see the type's comment).
+    /// - Throws: `.permissionDenied` when the directory cannot be read or holds no index, or when the index has
+    ///   an un-checkpointed WAL that cannot be read without write access; `.corruptIndex` for an unusable index.
+    private static func openReadOnly(_ files: BlobFiles, _ configuration: Configuration, reason: String,
+                                     log: (String) -> Void) throws(CacheStoreError) -> Opened {
+        let root = files.root.path
+        guard access(root, R_OK | X_OK) == 0 else {
+            let err = errno
+            var info = stat()
+            let owner = stat(root, &info) == 0
+                ? " (owner uid \(info.st_uid), mode \(String(info.st_mode & 0o7777, radix: 8)); this process is uid \(getuid()))"
+                : ""
+            throw CacheStoreError.posix(err, "cannot read the cache at \(root)\(owner)")
+        }
+        guard BlobFiles.fileSize(files.indexPath) != nil else {
+            throw CacheStoreError(.permissionDenied, "cannot open \(root) read-only: it has no index (\(reason))")
+        }
+        // A shared lock, when the lock file can be read, keeps a writer's exclusive recovery from deleting bodies
+        // this store reads; without one the store still works (a vanished body is a miss).
+        var lockFD = Glibc.open(files.lockPath, O_RDONLY | O_CLOEXEC)
+        if lockFD >= 0, flock(lockFD, LOCK_SH) != 0 {
+            Glibc.close(lockFD)
+            lockFD = -1
+        }
+        do throws(CacheStoreError) {
+            let index = try openIndexReadOnly(files, configuration)
+            let generation = SharedGeneration(path: files.root.appendingPathComponent("generation").path, readOnly: true)
+            if !configuration.readOnly { log("opened read-only: \(reason)") }
+            return Opened(files: files, index: index, lockFD: lockFD, sessionMarker: nil, generation: generation,
+                          readOnlyReason: reason)
+        } catch {
+            releaseLock(lockFD)
+            throw error
+        }
+    }
+
+    /// Opens the index read-only and checks its schema; falls back to `immutable=1` when SQLite cannot open the
+    /// WAL database read-only (no `-shm` it may use) and the WAL is empty, so ignoring it loses nothing.
+    private static func openIndexReadOnly(_ files: BlobFiles,
+                                          _ configuration: Configuration) throws(CacheStoreError) -> StoreIndex {
+        func checked(_ mode: SQLiteConnection.Mode) throws(CacheStoreError) -> StoreIndex {
+            let index = try StoreIndex(path: files.indexPath, busyTimeout: configuration.busyTimeout, mode: mode)
+            guard let version = try index.recordedSchemaVersion() else {
+                throw CacheStoreError(.corruptIndex, "\(files.indexPath) is empty and cannot be set up read-only")
+            }
+            guard version == StoreIndex.schemaVersion else {
+                throw CacheStoreError(.corruptIndex, "index schema version \(version), this code reads "
+                    + "\(StoreIndex.schemaVersion) (read-only: left in place)")
+            }
+            return index
+        }
+        do {
+            return try checked(.readOnly)
+        } catch {
+            guard error.code != .corruptIndex else { throw error }
+            let wal = BlobFiles.fileSize(files.indexPath + "-wal") ?? 0
+            guard wal == 0 else {
+                throw CacheStoreError(.permissionDenied, "cannot read \(files.indexPath) read-only: its write-ahead "
+                    + "log holds \(wal) bytes not yet checkpointed, and reading them needs write access (\(error.detail))")
+            }
+            return try checked(.immutable)
         }
     }
 
@@ -142,8 +242,11 @@ extension CacheStore {
         if unclean {
             let named = try index.allBlobIDs()
             for name in BlobFiles.list(files.blobsPath) where !named.contains(name) {
-                BlobFiles.remove(files.blobPath(name))
-                orphans += 1
+                if let failure = BlobFiles.removeAnything(files.blobPath(name)) {
+                    log("recovery: cannot remove blobs/\(name): \(failure)")
+                } else {
+                    orphans += 1
+                }
             }
         }
         if unclean || !temporary.isEmpty || deletedRows > 0 {

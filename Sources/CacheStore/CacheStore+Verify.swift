@@ -1,12 +1,20 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 extension CacheStore {
     /// Reads every body and checks it against the index: checksum and size of each body, blob files missing,
-    /// blob files no row names (orphans), pending rows, and the totals against `SUM(size)`.
+    /// blob files no row names (orphans, directories included), pending rows, and the totals against `SUM(size)`.
     ///
-    /// With `repair`, deletes bad rows and their files, orphan blobs older than 60 seconds (younger ones may belong
-    /// to a write another process is committing) and rewrites the totals. Never throws: an index that cannot be
-    /// read is reported as one problem of kind `"index"`.
+    /// With `repair`, deletes bad rows and their files, rewrites the totals, and deletes orphans — in one index
+    /// write transaction, so no process can commit a row meanwhile. An orphan body younger than 60 seconds may be
+    /// a write another store is about to commit, so it is deleted only when no other store has the namespace open
+    /// (no session marker but this store's; this process's own uncommitted bodies are known and never taken for
+    /// orphans); otherwise it is reported with `isKept` and a detail saying why, and does not count as a failed
+    /// repair (`VerificationReport.unresolved`). A directory or other non-file in `blobs/` is deleted whatever
+    /// its age (a store never puts one there). A read-only store repairs nothing and says so (kind `"read-only"`).
+    /// Never throws: an index that cannot be read is reported as one problem of kind `"index"`.
     public func verify(repair: Bool) -> VerificationReport {
         var report = VerificationReport()
         let rows: [IndexRow]
@@ -28,32 +36,38 @@ extension CacheStore {
             }
         }
         let orphans = findOrphans(rows)
-        for name in orphans {
-            report.problems.append(.init(key: nil, kind: "orphan-body", detail: "blobs/\(name) is named by no entry"))
-        }
         let accounting = try? withIndex { (index: StoreIndex) throws(CacheStoreError) -> Bool in
             let recorded = try index.totals()
             let computed = try index.computedTotals()
             return recorded.entries == computed.entries && recorded.bytes == computed.bytes
         }
-        if accounting == false {
-            report.problems.append(.init(key: nil, kind: "accounting", detail: "totals differ from SUM(size)"))
+        var writable = true
+        do {
+            try requireWritable()
+        } catch {
+            writable = false
         }
-        guard repair else { return report }
+        guard repair, writable else {
+            report.problems += orphans.map { .init(key: nil, kind: "orphan-body", detail: Self.orphanDetail($0)) }
+            if accounting == false {
+                report.problems.append(.init(key: nil, kind: "accounting", detail: "totals differ from SUM(size)"))
+            }
+            if repair, !report.problems.isEmpty {
+                report.problems.append(.init(key: nil, kind: "read-only", detail: "nothing repaired: the store is "
+                    + (isReadOnly ? "read-only (\(readOnlyReason ?? ""))" : "closed")))
+            }
+            return report
+        }
 
         for (key, blob) in bad {
             drop(key, blobID: blob)
             report.repaired += 1
         }
-        let cutoff = Date().addingTimeInterval(-60)
-        for name in orphans {
-            let path = files.blobPath(name)
-            if let modified = try? FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date,
-               modified > cutoff { continue }
-            BlobFiles.remove(path)
-            report.repaired += 1
-        }
+        let outcome = removeOrphans(orphans)
+        report.problems += outcome.problems
+        report.repaired += outcome.removed
         if accounting == false {
+            report.problems.append(.init(key: nil, kind: "accounting", detail: "totals differ from SUM(size)"))
             do {
                 _ = try writeTransaction { (index: StoreIndex) throws(CacheStoreError) -> Int in
                     try index.recomputeTotals()
@@ -65,6 +79,57 @@ extension CacheStore {
             }
         }
         return report
+    }
+
+    /// A blob-directory entry no row names.
+    struct Orphan: Sendable {
+        var name: String
+        var isFile: Bool
+        /// Seconds since 1970 of the last modification.
+        var modified: Double
+    }
+
+    static func orphanDetail(_ orphan: Orphan) -> String {
+        orphan.isFile ? "blobs/\(orphan.name) is named by no entry"
+            : "blobs/\(orphan.name) is a directory (or other non-file), not a body file"
+    }
+
+    /// Deletes `orphans` inside one index write transaction (see `verify(repair:)`); returns the problems to
+    /// report (orphans committed meanwhile are not problems any more) and how many were removed.
+    private func removeOrphans(_ orphans: [Orphan]) -> (problems: [VerificationReport.Problem], removed: Int) {
+        guard !orphans.isEmpty else { return ([], 0) }
+        let ownMarker = sessionMarker.map { URL(fileURLWithPath: $0).lastPathComponent }
+        let cutoff = Date().timeIntervalSince1970 - 60
+        let result = try? writeTransaction { (index: StoreIndex) throws(CacheStoreError)
+            -> (problems: [VerificationReport.Problem], removed: Int) in
+            let named = try index.allBlobIDs()
+            let inFlight = inFlightBlobs.withLock { $0 }
+            let others = BlobFiles.list(files.sessionsPath).filter { $0 != ownMarker }.sorted()
+            var problems: [VerificationReport.Problem] = []
+            var removed = 0
+            for orphan in orphans where !named.contains(orphan.name) && !inFlight.contains(orphan.name) {
+                var detail = Self.orphanDetail(orphan)
+                if orphan.isFile, orphan.modified > cutoff, let other = others.first {
+                    let age = max(0, Int(Date().timeIntervalSince1970 - orphan.modified))
+                    detail += "; kept: written \(age) s ago while another store has the namespace open "
+                        + "(sessions/\(other)\(others.count > 1 ? " and \(others.count - 1) more" : "")), so it may be "
+                        + "a write being committed; a repair after 60 s, or once no other store is open, removes it"
+                    problems.append(.init(key: nil, kind: "orphan-body", detail: detail, isKept: true))
+                } else if let failure = BlobFiles.removeAnything(files.blobPath(orphan.name)) {
+                    detail += "; could not remove it: \(failure)"
+                    problems.append(.init(key: nil, kind: "orphan-body", detail: detail))
+                } else {
+                    problems.append(.init(key: nil, kind: "orphan-body", detail: detail))
+                    removed += 1
+                }
+            }
+            return (problems, removed)
+        }
+        guard let result else {
+            return (orphans.map { .init(key: nil, kind: "orphan-body",
+                                        detail: Self.orphanDetail($0) + "; not removed: the index could not be locked") }, 0)
+        }
+        return result
     }
 
     /// The problem with one row's body, or nil when it reads back with the recorded size and checksum.
@@ -98,12 +163,19 @@ extension CacheStore {
             : .init(key: key, kind: "checksum", detail: "blobs/\(blob) crc32 \(computed.crc), index says \(row.info.checksum)")
     }
 
-    /// Blob file names no row names (re-reading the index after listing, so a concurrent commit is not counted).
-    private func findOrphans(_ rows: [IndexRow]) -> [String] {
+    /// Entries of `blobs/` no row names (re-reading the index after listing, so a concurrent commit is not
+    /// counted), sorted by name.
+    private func findOrphans(_ rows: [IndexRow]) -> [Orphan] {
         let listed = BlobFiles.list(files.blobsPath)
         let named = (try? withIndex { (index: StoreIndex) throws(CacheStoreError) -> Set<String> in
             try index.allBlobIDs()
         }) ?? Set(rows.compactMap(\.blobID))
-        return listed.filter { !named.contains($0) }.sorted()
+        let inFlight = inFlightBlobs.withLock { $0 }
+        return listed.filter { !named.contains($0) && !inFlight.contains($0) }.sorted().map { name in
+            var info = stat()
+            guard lstat(files.blobPath(name), &info) == 0 else { return Orphan(name: name, isFile: true, modified: 0) }
+            let modified = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
+            return Orphan(name: name, isFile: (info.st_mode & S_IFMT) == S_IFREG, modified: modified)
+        }
     }
 }

@@ -10,11 +10,13 @@ extension CacheStore {
     /// into `blobs/` → one index transaction. When the call returns, the entry survives a crash of the process.
     /// A write that takes the store over a limit triggers an LRU sweep.
     /// - Returns: the stored entry's information.
-    /// - Throws: `CacheStoreError` — `.diskFull`, `.permissionDenied`, `.io`, `.busy`, `.corruptIndex`; on error the
-    ///   previous entry (if any) is unchanged.
+    /// - Throws: `CacheStoreError` — `.diskFull`, `.permissionDenied` (also: the store is read-only), `.io`,
+    ///   `.busy`, `.corruptIndex`, `.invalidArgument` (the store is closed); on error the previous entry (if any) is
+    ///   unchanged.
     @discardableResult
     public func store(_ body: Data, metadata: Data, for key: StoreKey, storageClass: StorageClass = .permanent,
                       pinned: Bool = false) throws(CacheStoreError) -> EntryInfo {
+        try requireWritable()
         let now = configuration.now()
         let info = EntryInfo(key: key, metadata: metadata, bodySize: Int64(body.count),
                              checksum: BlobFiles.checksum(body), storageClass: storageClass, isPinned: pinned,
@@ -29,11 +31,11 @@ extension CacheStore {
                 try BlobFiles.writeAll(fd, body, path: path)
                 try fault("tmp-written")
                 try BlobFiles.sync(fd, path: path)
-                close(fd)
+                Glibc.close(fd)
                 open = false
                 try fault("tmp-synced")
             } catch {
-                if open { close(fd) }
+                if open { Glibc.close(fd) }
                 cleanUp { BlobFiles.remove(path) }
                 memory.remove(key)
                 throw error
@@ -45,8 +47,10 @@ extension CacheStore {
 
     /// A writer that streams a body into `tmp/` chunk by chunk; commit it with
     /// `commit(_:metadata:for:storageClass:pinned:)` or `abort()` it.
-    /// - Throws: `CacheStoreError` from creating the temporary file (`.diskFull`, `.permissionDenied`, `.io`).
+    /// - Throws: `CacheStoreError` from creating the temporary file (`.diskFull`, `.permissionDenied`, `.io`);
+    ///   `.permissionDenied` for a read-only store, `.invalidArgument` for a closed one.
     public func makeBodyWriter() throws(CacheStoreError) -> BodyWriter {
+        try requireWritable()
         let (fd, path) = try files.createTemporaryFile()
         return BodyWriter(fd: fd, path: path, storeID: ObjectIdentifier(self))
     }
@@ -56,13 +60,19 @@ extension CacheStore {
     /// Size and checksum come from the chunks written, or from reading the file when the caller wrote or moved a
     /// file to `writer.fileURL` itself. Bodies up to `inlineThreshold` bytes are moved into the index instead.
     /// - Returns: the stored entry's information.
-    /// - Throws: `CacheStoreError` — `.invalidArgument` for a writer of another store or one already finished,
-    ///   `.notFound` when the file is gone, `.diskFull`, `.io`, `.busy`.
+    /// - Throws: `CacheStoreError` — `.invalidArgument` for a writer of another store or one already finished, or
+    ///   a closed store (the writer is aborted), `.notFound` when the file is gone, `.diskFull`, `.io`, `.busy`.
     @discardableResult
     public func commit(_ writer: BodyWriter, metadata: Data, for key: StoreKey,
                        storageClass: StorageClass = .permanent, pinned: Bool = false) throws(CacheStoreError) -> EntryInfo {
         guard writer.storeID == ObjectIdentifier(self) else {
             throw CacheStoreError(.invalidArgument, "body writer belongs to another CacheStore")
+        }
+        do {
+            try requireWritable()
+        } catch {
+            writer.abort()
+            throw error
         }
         do {
             try fault("tmp-written")
@@ -104,6 +114,9 @@ extension CacheStore {
     /// Renames a synced temporary file into `blobs/` under a new id and commits its row.
     func commitFile(at path: String, info: EntryInfo, memoryEntry: StoredEntry?) throws(CacheStoreError) {
         let id = BlobFiles.newID()
+        // Named in `blobs/` but not yet in the index: `verify(repair:)` must not take it for an orphan.
+        inFlightBlobs.withLock { _ = $0.insert(id) }
+        defer { inFlightBlobs.withLock { _ = $0.remove(id) } }
         do {
             try files.moveIntoBlobs(from: path, id: id)
         } catch {
@@ -171,7 +184,8 @@ extension CacheStore {
     }
 
     /// Replaces the metadata of `key` without touching its body (freshening after a 304, RFC 9111 §4.3.4).
-    /// - Throws: `CacheStoreError` — `.notFound` when `key` is not stored, `.io`, `.busy`, `.diskFull`.
+    /// - Throws: `CacheStoreError` — `.notFound` when `key` is not stored, `.io`, `.busy`, `.diskFull`;
+    ///   `.permissionDenied` (read-only store), `.invalidArgument` (closed store).
     public func updateMetadata(_ metadata: Data, for key: StoreKey) throws(CacheStoreError) {
         let now = configuration.now()
         let changed = try writeTransaction { (index: StoreIndex) throws(CacheStoreError) -> Int in
@@ -190,7 +204,8 @@ extension CacheStore {
     }
 
     /// Pins or unpins `key`; pinned entries are never evicted by limits or age.
-    /// - Throws: `CacheStoreError` — `.notFound` when `key` is not stored, `.io`, `.busy`.
+    /// - Throws: `CacheStoreError` — `.notFound` when `key` is not stored, `.io`, `.busy`;
+    ///   `.permissionDenied` (read-only store), `.invalidArgument` (closed store).
     public func setPinned(_ pinned: Bool, for key: StoreKey) throws(CacheStoreError) {
         let changed = try writeTransaction { (index: StoreIndex) throws(CacheStoreError) -> Int in
             try index.run("UPDATE entries SET pinned = ? WHERE primary_key = ? AND variant = ?") { s in
@@ -204,7 +219,8 @@ extension CacheStore {
     }
 
     /// Pins or unpins every variant of `primary`.
-    /// - Throws: `CacheStoreError` — `.notFound` when no variant is stored, `.io`, `.busy`.
+    /// - Throws: `CacheStoreError` — `.notFound` when no variant is stored, `.io`, `.busy`;
+    ///   `.permissionDenied` (read-only store), `.invalidArgument` (closed store).
     public func setPinned(_ pinned: Bool, forPrimaryKey primary: String) throws(CacheStoreError) {
         let changed = try writeTransaction { (index: StoreIndex) throws(CacheStoreError) -> Int in
             try index.run("UPDATE entries SET pinned = ? WHERE primary_key = ?") { s in
@@ -217,7 +233,8 @@ extension CacheStore {
     }
 
     /// Deletes `key` (doing nothing when it is absent).
-    /// - Throws: `CacheStoreError` — `.io`, `.busy`, `.corruptIndex`.
+    /// - Throws: `CacheStoreError` — `.io`, `.busy`, `.corruptIndex`;
+    ///   `.permissionDenied` (read-only store), `.invalidArgument` (closed store).
     public func remove(_ key: StoreKey) throws(CacheStoreError) {
         memory.remove(key)
         try deleteRows(where: "primary_key = ? AND variant = ?") { s in
@@ -227,14 +244,16 @@ extension CacheStore {
     }
 
     /// Deletes every variant of `primary` (invalidation, RFC 9111 §4.4).
-    /// - Throws: `CacheStoreError` — `.io`, `.busy`, `.corruptIndex`.
+    /// - Throws: `CacheStoreError` — `.io`, `.busy`, `.corruptIndex`;
+    ///   `.permissionDenied` (read-only store), `.invalidArgument` (closed store).
     public func removeAll(forPrimaryKey primary: String) throws(CacheStoreError) {
         memory.remove { $0.primary == primary }
         try deleteRows(where: "primary_key = ?") { $0.bind(1, primary) }
     }
 
     /// Deletes every entry of this namespace, pinned ones included.
-    /// - Throws: `CacheStoreError` — `.io`, `.busy`, `.corruptIndex`.
+    /// - Throws: `CacheStoreError` — `.io`, `.busy`, `.corruptIndex`;
+    ///   `.permissionDenied` (read-only store), `.invalidArgument` (closed store).
     public func removeAll() throws(CacheStoreError) {
         memory.remove(where: nil)
         try deleteRows(where: "1")

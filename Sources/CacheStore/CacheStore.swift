@@ -11,23 +11,41 @@ import Synchronization
 /// `tmp/<id>` → fsync → `rename(2)` into `blobs/` → one index transaction, so a reader never sees a half-written
 /// body and a replaced entry always gets a new blob. The memory tier is a write-through LRU bounded in bytes and
 /// entries. All methods are synchronous and thread-safe; several processes may share one directory (see
-/// `CacheStore+Open.swift` for the locking protocol).
+/// `CacheStore+Open.swift` for the locking protocol). Call `close()` when done with a store: it releases the
+/// namespace deterministically (`deinit` and an `exit()` handler are fallbacks). A directory this process may not
+/// write opens read-only (`isReadOnly`).
 public final class CacheStore: Sendable {
     /// The configuration the store was opened with.
     public let configuration: Configuration
     /// `<directory>/<namespace>`: where this store's files live.
     public let directoryURL: URL
+    /// True when the store was opened read-only (`Configuration.readOnly`, or a directory it may not write):
+    /// reads work, writes throw `CacheStoreError.Code.permissionDenied`.
+    public let isReadOnly: Bool
+    /// Why the store is read-only (the configuration, or the failed system call); nil when it is writable.
+    public let readOnlyReason: String?
 
     let files: BlobFiles
     let memory: MemoryTier
-    let index: Mutex<StoreIndex>
+    /// nil once the store is closed.
+    let index: Mutex<StoreIndex?>
     let lockFD: Int32
-    let sessionMarker: String
+    let sessionMarker: String?
     let generation: SharedGeneration
     /// Blob files whose checksum this process has verified, with the identity they had then (see `entry(for:)`).
     let verifiedBlobs = Mutex<[String: BlobFiles.FileIdentity]>([:])
+    /// Blob ids renamed into `blobs/` whose row is not committed yet (`verify(repair:)` never removes them).
+    let inFlightBlobs = Mutex<Set<String>>([])
     let diskHits = Atomic<Int>(0)
     let diskMisses = Atomic<Int>(0)
+    /// Set by `close()` (and `deinit`); a closed store misses every read and throws on every write.
+    let closedFlag = Atomic<Bool>(false)
+    /// When access times and counters were last written (whole seconds of `configuration.now()`).
+    let lastAccountingFlush: Atomic<Int>
+    /// The statistics at `close()` (what `statistics` reports afterwards).
+    let finalStatistics = Mutex<CacheStoreStatistics?>(nil)
+    /// Seconds between the opportunistic flushes of access times and counters done by disk reads.
+    static let accountingFlushInterval = 30
 
     /// Opens (creating when needed) the store at `<directory>/<namespace>` and recovers it from any crash.
     /// - Throws: `CacheStoreError` — `.invalidNamespace`, `.permissionDenied`, `.corruptIndex` (only when the
@@ -37,8 +55,12 @@ public final class CacheStore: Sendable {
     }
 
     /// Opens (creating when needed) the store described by `configuration` and recovers it from any crash.
-    /// - Throws: `CacheStoreError` — `.invalidNamespace`, `.permissionDenied`, `.corruptIndex` (only when the
-    ///   index is damaged while another process has it open), `.io`.
+    ///
+    /// An existing store this process may not write (permissions, a read-only mount) opens read-only
+    /// (`isReadOnly`); see `Configuration.readOnly`.
+    /// - Throws: `CacheStoreError` — `.invalidNamespace`, `.permissionDenied` (also: the directory cannot be
+    ///   read, or a read-only store has no index), `.corruptIndex` (only when the index is damaged while another
+    ///   process has it open, or in a read-only store), `.io`.
     public init(configuration: Configuration) throws(CacheStoreError) {
         let opened = try Self.open(configuration)
         self.configuration = configuration
@@ -47,42 +69,76 @@ public final class CacheStore: Sendable {
         self.lockFD = opened.lockFD
         self.sessionMarker = opened.sessionMarker
         self.generation = opened.generation
-        self.index = Mutex(opened.index)
+        self.isReadOnly = opened.readOnlyReason != nil
+        self.readOnlyReason = opened.readOnlyReason
+        self.lastAccountingFlush = Atomic(Self.wholeSeconds(configuration.now()))
         self.memory = MemoryTier(maxBytes: configuration.maxMemoryBytes, maxEntries: configuration.maxMemoryEntries,
-                                 maxEntryBytes: configuration.maxMemoryEntryBytes)
+                                 maxEntryBytes: configuration.maxMemoryEntryBytes,
+                                 recordsAccess: opened.readOnlyReason == nil)
+        self.index = Mutex(opened.index)  // last use of `opened`: the index is sent into the mutex
+        OpenStores.register(self)
     }
 
     deinit {
-        let dirty = memory.takeDirty()
-        index.withLock { index in
-            for (key, time) in dirty { index.pendingTouches[key] = max(index.pendingTouches[key] ?? 0, time) }
-            _ = try? index.db.transaction { () throws(CacheStoreError) in try index.flushTouches() }
-        }
-        // A fault-injection test simulating a dead process leaves its marker, as a killed process would.
-        if !(configuration.faultSkipsCleanup && configuration.faultInjection != nil) { unlink(sessionMarker) }
-        close(lockFD)
+        shutDown(waitingAtMost: nil)
     }
 
     func log(_ message: String) {
         configuration.logger("[\(configuration.namespace)] \(message)")
     }
 
-    /// Runs `body` with the index under the store's lock.
-    func withIndex<T: Sendable>(_ body: (StoreIndex) throws(CacheStoreError) -> T) throws(CacheStoreError) -> T {
-        try index.withLock { (index: inout StoreIndex) throws(CacheStoreError) -> T in try body(index) }
+    /// `date` in whole seconds since 1970, clamped (never traps on NaN or huge values).
+    static func wholeSeconds(_ date: Date) -> Int {
+        let t = date.timeIntervalSince1970
+        return t.isFinite ? Int(max(-1e15, min(1e15, t))) : 0
     }
 
-    /// Runs `body` in one index write transaction, first writing the access times recorded by reads.
-    /// Bumps the shared generation so other processes drop their memory tiers.
+    /// Throws unless the store is open and writable.
+    /// - Throws: `.permissionDenied` for a read-only store, `.invalidArgument` for a closed one.
+    func requireWritable() throws(CacheStoreError) {
+        if let readOnlyReason {
+            throw CacheStoreError(.permissionDenied, "store \(directoryURL.path) is read-only: \(readOnlyReason)")
+        }
+        if closedFlag.load(ordering: .relaxed) {
+            throw CacheStoreError(.invalidArgument, "store \(directoryURL.path) is closed")
+        }
+    }
+
+    /// Runs `body` with the index under the store's lock.
+    /// - Throws: `body`'s error, or `.invalidArgument` when the store is closed.
+    func withIndex<T: Sendable>(_ body: (StoreIndex) throws(CacheStoreError) -> T) throws(CacheStoreError) -> T {
+        try index.withLock { (index: inout StoreIndex?) throws(CacheStoreError) -> T in
+            guard let index else { throw CacheStoreError(.invalidArgument, "store \(directoryURL.path) is closed") }
+            return try body(index)
+        }
+    }
+
+    /// This instance's hit and miss counts so far.
+    func currentCounters() -> CacheStoreStatistics.Counters {
+        let m = memory.counters()
+        return CacheStoreStatistics.Counters(memoryHits: m.hits, memoryMisses: m.misses,
+                                             diskHits: diskHits.load(ordering: .relaxed),
+                                             diskMisses: diskMisses.load(ordering: .relaxed))
+    }
+
+    /// Runs `body` in one index write transaction, first writing the access times recorded by reads and this
+    /// instance's unpersisted hit/miss counts. Bumps the shared generation so other processes drop their memory
+    /// tiers.
+    /// - Throws: `body`'s error; `.permissionDenied` (read-only) or `.invalidArgument` (closed) before anything.
     func writeTransaction<T: Sendable>(_ body: (StoreIndex) throws(CacheStoreError) -> T) throws(CacheStoreError) -> T {
+        try requireWritable()
         let dirty = memory.takeDirty()
         let value = try withIndex { (index: StoreIndex) throws(CacheStoreError) -> T in
             for (key, time) in dirty { index.pendingTouches[key] = max(index.pendingTouches[key] ?? 0, time) }
             defer { index.invalidateRowCache() }
-            return try index.db.transaction { () throws(CacheStoreError) -> T in
+            let counters = currentCounters()
+            let value = try index.db.transaction { () throws(CacheStoreError) -> T in
                 try index.flushTouches()
+                try index.flushCounters(upTo: counters)
                 return try body(index)
             }
+            index.flushedCounters = counters
+            return value
         }
         generation.bump { old, new in memory.noteOwnWrite(old: old, new: new) }
         return value
@@ -98,11 +154,12 @@ public final class CacheStore: Sendable {
     /// Refreshes the entry's last-access time.
     public func info(for key: StoreKey) -> EntryInfo? {
         let now = configuration.now()
+        defer { flushAccountingIfDue(now: now) }
         let generationNow = generation.isShared ? generation.current : nil
         do {
             return try withIndex { (index: StoreIndex) throws(CacheStoreError) -> EntryInfo? in
                 guard var row = try index.row(for: key, withBody: false, generation: generationNow) else { return nil }
-                index.pendingTouches[key] = now.timeIntervalSince1970
+                if !isReadOnly { index.pendingTouches[key] = now.timeIntervalSince1970 }
                 row.info.lastAccessedAt = now
                 return row.info
             }
@@ -117,17 +174,18 @@ public final class CacheStore: Sendable {
     public func entry(for key: StoreKey) -> StoredEntry? {
         let now = configuration.now()
         if memory.isEnabled, let hit = memory.get(key, now: now, generation: generation.current) { return hit }
+        defer { flushAccountingIfDue(now: now) }  // after the hit or miss below is counted
         let epoch = memory.epoch
         let generationNow = generation.isShared ? generation.current : nil
         let row: IndexRow?
         do {
             row = try withIndex { (index: StoreIndex) throws(CacheStoreError) -> IndexRow? in
                 let row = try index.row(for: key, withBody: true, generation: generationNow)
-                if row != nil { index.pendingTouches[key] = now.timeIntervalSince1970 }
+                if row != nil, !isReadOnly { index.pendingTouches[key] = now.timeIntervalSince1970 }
                 return row
             }
         } catch {
-            log("entry(\(key)): index read failed: \(error)")
+            if !closedFlag.load(ordering: .relaxed) { log("entry(\(key)): index read failed: \(error)") }
             row = nil
         }
         guard var row else {
@@ -188,12 +246,13 @@ public final class CacheStore: Sendable {
     /// The file is immutable; its checksum is not re-verified here. Refreshes the last-access time.
     public func bodyFileURL(for key: StoreKey) -> URL? {
         let now = configuration.now()
+        defer { flushAccountingIfDue(now: now) }
         let generationNow = generation.isShared ? generation.current : nil
         do {
             return try withIndex { (index: StoreIndex) throws(CacheStoreError) -> URL? in
                 guard let row = try index.row(for: key, withBody: false, generation: generationNow),
                       let blob = row.blobID else { return nil }
-                index.pendingTouches[key] = now.timeIntervalSince1970
+                if !isReadOnly { index.pendingTouches[key] = now.timeIntervalSince1970 }
                 return URL(fileURLWithPath: files.blobPath(blob))
             }
         } catch {
@@ -228,8 +287,10 @@ public final class CacheStore: Sendable {
     }
 
     /// Deletes `key`'s row if it still uses `blobID` (a concurrent replacement is kept), and the blob file.
+    /// A read-only or closed store only forgets the entry from memory.
     func drop(_ key: StoreKey, blobID: String?) {
         memory.remove(key)
+        guard !isReadOnly, !closedFlag.load(ordering: .relaxed) else { return }
         do {
             _ = try writeTransaction { (index: StoreIndex) throws(CacheStoreError) -> Int in
                 try index.delete(where: "primary_key = ? AND variant = ? AND blob_id IS ?") { s in
@@ -244,16 +305,11 @@ public final class CacheStore: Sendable {
         if let blobID { BlobFiles.remove(files.blobPath(blobID)) }
     }
 
-    /// A snapshot of the counters: entries and disk bytes from the index, memory and hit/miss counts.
+    /// A snapshot of the counters: entries and disk bytes from the index, this instance's memory tier, and hit
+    /// and miss counts since the cache was created plus this instance's own (`sinceOpen`); see
+    /// `CacheStoreStatistics`. After `close()`, the snapshot taken when closing.
     public var statistics: CacheStoreStatistics {
-        let totals: (entries: Int, bytes: Int64) =
-            (try? withIndex { (index: StoreIndex) throws(CacheStoreError) -> (entries: Int, bytes: Int64) in
-                try index.totals()
-            }) ?? (0, 0)
-        let m = memory.counters()
-        return CacheStoreStatistics(
-            entries: totals.entries, diskBytes: totals.bytes, memoryBytes: m.bytes, memoryEntries: m.entries,
-            memoryHits: m.hits, memoryMisses: m.misses,
-            diskHits: diskHits.load(ordering: .relaxed), diskMisses: diskMisses.load(ordering: .relaxed))
+        if let final = finalStatistics.withLock({ $0 }) { return final }
+        return index.withLock { (slot: inout StoreIndex?) -> CacheStoreStatistics in makeStatistics(slot) }
     }
 }

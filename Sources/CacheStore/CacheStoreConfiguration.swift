@@ -31,6 +31,16 @@ extension CacheStore {
         /// The clock used for creation and access times (tests inject a fixed one). Default `Date.init`.
         public var now: @Sendable () -> Date
 
+        /// Opens the store read-only even when it could be written. Reads work (`entry(for:)`, `info(for:)`,
+        /// `bodyFileURL(for:)`, `allEntries()`, `verify(repair: false)`); every write throws
+        /// `CacheStoreError.Code.permissionDenied`; nothing under the namespace directory is changed (no recovery,
+        /// no session marker, no access times or counters written) — except that SQLite creates its empty WAL
+        /// coordination files (`index.sqlite-wal`, `-shm`) when they are missing and the directory allows it, so the
+        /// store can read while another process writes. Without this flag a store whose
+        /// directory exists but cannot be written (permissions, a read-only mount) opens read-only by itself; see
+        /// `CacheStore.isReadOnly`. Default false.
+        public var readOnly: Bool = false
+
         /// Test hook: called with the name of each write step (`"tmp-written"`, `"tmp-synced"`, `"blob-renamed"`,
         /// `"index-committed"`, `"old-blob-removed"`); throwing from it fails the write at that step.
         var faultInjection: (@Sendable (String) throws(CacheStoreError) -> Void)?

@@ -75,11 +75,14 @@ final class MemoryTier: Sendable {
     let maxBytes: Int
     let maxEntries: Int
     let maxEntryBytes: Int
+    /// False for a read-only store: hits record no access times (nothing would ever write them).
+    let recordsAccess: Bool
 
-    init(maxBytes: Int, maxEntries: Int, maxEntryBytes: Int) {
+    init(maxBytes: Int, maxEntries: Int, maxEntryBytes: Int, recordsAccess: Bool = true) {
         self.maxBytes = max(0, maxBytes)
         self.maxEntries = max(0, maxEntries)
         self.maxEntryBytes = max(0, maxEntryBytes)
+        self.recordsAccess = recordsAccess
     }
 
     deinit {
@@ -108,7 +111,7 @@ final class MemoryTier: Sendable {
             node.referenced = true
             let time = now.timeIntervalSince1970
             node.lastAccess = time
-            if !node.dirty {
+            if recordsAccess, !node.dirty {
                 node.dirty = true
                 state.dirty.append((key, time))
             }

@@ -9,21 +9,61 @@ final class SQLiteConnection {
     let handle: OpaquePointer
     private var statements: [String: OpaquePointer] = [:]
 
-    /// Opens (creating if needed) the database at `path`.
+    /// How a connection opens its file.
+    enum Mode {
+        /// Read and write, creating the file when missing.
+        case readWrite
+        /// Read only (`SQLITE_OPEN_READONLY`); needs a readable `-shm` file next to a WAL database, or the right
+        /// to create one.
+        case readOnly
+        /// Read only with the `immutable=1` URI parameter: no locks, no `-shm`, and the `-wal` file is ignored —
+        /// only correct when nobody can write the database and its WAL is empty.
+        case immutable
+    }
+
+    /// Opens the database at `path` (creating it only in `.readWrite` mode).
     /// - Throws: `CacheStoreError` mapped from the SQLite result code.
-    init(path: String, busyTimeout: TimeInterval) throws(CacheStoreError) {
+    init(path: String, busyTimeout: TimeInterval, mode: Mode = .readWrite) throws(CacheStoreError) {
         var db: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
-        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        var flags = SQLITE_OPEN_NOMUTEX
+        var name = path
+        switch mode {
+        case .readWrite: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+        case .readOnly: flags |= SQLITE_OPEN_READONLY
+        case .immutable:
+            flags |= SQLITE_OPEN_READONLY | SQLITE_OPEN_URI
+            name = "file:" + Self.uriEscaped(path) + "?immutable=1"
+        }
+        let rc = sqlite3_open_v2(name, &db, flags, nil)
         guard rc == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
             if let db { sqlite3_close_v2(db) }
             throw CacheStoreError.sqlite(rc, "open \(path): \(message)")
         }
         handle = db
-        let timeout = busyTimeout.isFinite ? max(0, min(busyTimeout, 3600)) : 10
-        sqlite3_busy_timeout(db, Int32(timeout * 1000))
+        setBusyTimeout(busyTimeout)
         sqlite3_extended_result_codes(db, 1)
+    }
+
+    /// Sets how many seconds a statement waits for another connection's lock (clamped to 0…3600; NaN → 10).
+    func setBusyTimeout(_ seconds: TimeInterval) {
+        let timeout = seconds.isFinite ? max(0, min(seconds, 3600)) : 10
+        sqlite3_busy_timeout(handle, Int32(timeout * 1000))
+    }
+
+    /// `path` percent-encoded for an SQLite `file:` URI (everything but unreserved characters and `/`).
+    static func uriEscaped(_ path: String) -> String {
+        var result = ""
+        for byte in path.utf8 {
+            let c = Character(Unicode.Scalar(byte))
+            if (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || c == "/" || c == "-" || c == "_" || c == "." || c == "~" {
+                result.append(c)
+            } else {
+                result += String(format: "%%%02X", byte)
+            }
+        }
+        return result
     }
 
     deinit {

@@ -15,15 +15,19 @@ final class SharedGeneration: @unchecked Sendable {
     private let fd: Int32
     private let counter: UnsafeMutablePointer<Atomic<UInt64>>?
 
-    init(path: String) {
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+    /// Maps the counter file at `path`, creating it unless `readOnly` (then it is mapped `PROT_READ` when it
+    /// exists with its 8 bytes, else the counter is inert).
+    init(path: String, readOnly: Bool = false) {
+        let fd = readOnly ? open(path, O_RDONLY | O_CLOEXEC) : open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         var mapped: UnsafeMutablePointer<Atomic<UInt64>>?
         if fd >= 0 {
             var info = stat()
-            if fstat(fd, &info) == 0, info.st_size >= 8 || ftruncate(fd, 8) == 0 {
-                let address = mmap(nil, 8, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+            if fstat(fd, &info) == 0, info.st_size >= 8 || (!readOnly && ftruncate(fd, 8) == 0) {
+                let protection = readOnly ? PROT_READ : PROT_READ | PROT_WRITE
+                let address = mmap(nil, 8, protection, MAP_SHARED, fd, 0)
                 if let address, address != MAP_FAILED {
                     // The file's 8 bytes (zero when new) are the atomic's storage; nothing is initialised here.
+                    // A read-only mapping is only ever loaded from (`bump` is never called on a read-only store).
                     mapped = address.bindMemory(to: Atomic<UInt64>.self, capacity: 1)
                 }
             }

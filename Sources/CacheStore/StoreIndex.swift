@@ -35,8 +35,11 @@ final class StoreIndex {
     private static let columns =
         "primary_key, variant, metadata, size, crc, session, pinned, created, accessed, blob_id, inline_body"
 
-    init(path: String, busyTimeout: TimeInterval) throws(CacheStoreError) {
-        db = try SQLiteConnection(path: path, busyTimeout: busyTimeout)
+    /// Hit and miss counts of this process already added to the persisted counters (see `flushCounters`).
+    var flushedCounters = CacheStoreStatistics.Counters()
+
+    init(path: String, busyTimeout: TimeInterval, mode: SQLiteConnection.Mode = .readWrite) throws(CacheStoreError) {
+        db = try SQLiteConnection(path: path, busyTimeout: busyTimeout, mode: mode)
     }
 
     /// The schema version recorded in the file: nil for a new (empty) database.
@@ -69,6 +72,8 @@ final class StoreIndex {
             CREATE TABLE IF NOT EXISTS meta(name TEXT PRIMARY KEY, value TEXT NOT NULL);
             INSERT OR IGNORE INTO meta(name, value) VALUES('schema_version', '\(Self.schemaVersion)');
             INSERT OR IGNORE INTO meta(name, value) VALUES('format', 'DownloadCache.CacheStore');
+            INSERT OR IGNORE INTO meta(name, value) VALUES('memory_hits', '0'), ('memory_misses', '0'),
+                ('disk_hits', '0'), ('disk_misses', '0');
             CREATE TABLE IF NOT EXISTS entries(
                 id INTEGER PRIMARY KEY,
                 primary_key TEXT NOT NULL, variant TEXT NOT NULL,
@@ -193,7 +198,49 @@ final class StoreIndex {
             """)
     }
 
+    /// The hit and miss counts persisted by every store that used this index (zeros when the rows are missing,
+    /// e.g. in an index written by an older version and opened read-only).
+    /// - Throws: `CacheStoreError` from SQLite.
+    func persistedCounters() throws(CacheStoreError) -> CacheStoreStatistics.Counters {
+        let s = try db.prepare("""
+            SELECT name, CAST(value AS INTEGER) FROM meta
+            WHERE name IN ('memory_hits', 'memory_misses', 'disk_hits', 'disk_misses')
+            """)
+        defer { s.reset() }
+        var counters = CacheStoreStatistics.Counters()
+        while try s.step() {
+            let value = Int(s.int64(1))
+            switch s.string(0) {
+            case "memory_hits": counters.memoryHits = value
+            case "memory_misses": counters.memoryMisses = value
+            case "disk_hits": counters.diskHits = value
+            case "disk_misses": counters.diskMisses = value
+            default: break
+            }
+        }
+        return counters
+    }
+
     // MARK: Writing (call inside `db.transaction`)
+
+    /// Adds `current - flushedCounters` (this process's counts not yet persisted) to the persisted counters, in
+    /// one statement; the caller sets `flushedCounters = current` once the transaction committed.
+    /// - Throws: `CacheStoreError` from SQLite.
+    func flushCounters(upTo current: CacheStoreStatistics.Counters) throws(CacheStoreError) {
+        let delta = current.subtracting(flushedCounters)
+        guard delta != CacheStoreStatistics.Counters() else { return }
+        let s = try db.prepare("""
+            UPDATE meta SET value = CAST(value AS INTEGER) + CASE name WHEN 'memory_hits' THEN ?1
+                WHEN 'memory_misses' THEN ?2 WHEN 'disk_hits' THEN ?3 ELSE ?4 END
+            WHERE name IN ('memory_hits', 'memory_misses', 'disk_hits', 'disk_misses')
+            """)
+        s.bind(1, Int64(delta.memoryHits))
+        s.bind(2, Int64(delta.memoryMisses))
+        s.bind(3, Int64(delta.diskHits))
+        s.bind(4, Int64(delta.diskMisses))
+        defer { s.reset() }
+        try s.step()
+    }
 
     /// Writes pending access times (call inside a transaction).
     /// - Throws: `CacheStoreError` from SQLite.

@@ -2,29 +2,70 @@ import Foundation
 
 /// Counters and totals of one `CacheStore` (a snapshot).
 ///
-/// `entries` and `diskBytes` come from the index (shared by every process using the namespace); memory figures and
-/// hit/miss counters belong to this `CacheStore` instance only. Only `entry(for:)` counts hits and misses.
+/// `entries` and `diskBytes` come from the index (shared by every process using the namespace); memory figures
+/// belong to this `CacheStore` instance. The hit and miss counters are lifetime totals: everything counted
+/// since the cache was created (for an index written by a version without persisted counters: since this version
+/// first opened it) by every process that used it. Each store adds its counts to the index in its write
+/// transactions, at most every 30 seconds on a disk read, and in `close()` (also run by `deinit` and at `exit()`),
+/// so the totals include this instance's counts at once and other live processes' counts up to their last
+/// flush; a process that is killed loses its unflushed counts. `sinceOpen` has this instance's counts alone.
+/// Only `entry(for:)` counts hits and misses.
 public struct CacheStoreStatistics: Sendable, Equatable {
+    /// Hit and miss counts of `entry(for:)`, by tier.
+    public struct Counters: Sendable, Equatable {
+        /// `entry(for:)` calls answered from the memory tier.
+        public var memoryHits: Int
+        /// `entry(for:)` calls the memory tier could not answer (they went to disk).
+        public var memoryMisses: Int
+        /// `entry(for:)` calls answered from the disk tier.
+        public var diskHits: Int
+        /// `entry(for:)` calls that found nothing usable on disk (absent, unreadable or failed checksum).
+        public var diskMisses: Int
+
+        /// Creates a set of counts (all zero by default).
+        public init(memoryHits: Int = 0, memoryMisses: Int = 0, diskHits: Int = 0, diskMisses: Int = 0) {
+            self.memoryHits = memoryHits
+            self.memoryMisses = memoryMisses
+            self.diskHits = diskHits
+            self.diskMisses = diskMisses
+        }
+
+        /// Field-by-field sum (wrapping, never trapping).
+        func adding(_ other: Counters) -> Counters {
+            Counters(memoryHits: memoryHits &+ other.memoryHits, memoryMisses: memoryMisses &+ other.memoryMisses,
+                     diskHits: diskHits &+ other.diskHits, diskMisses: diskMisses &+ other.diskMisses)
+        }
+
+        /// Field-by-field difference (wrapping, never trapping).
+        func subtracting(_ other: Counters) -> Counters {
+            Counters(memoryHits: memoryHits &- other.memoryHits, memoryMisses: memoryMisses &- other.memoryMisses,
+                     diskHits: diskHits &- other.diskHits, diskMisses: diskMisses &- other.diskMisses)
+        }
+    }
+
     /// Number of entries (variants) in the index.
     public var entries: Int
     /// Bytes of bodies stored: blob files plus bodies kept inline in the index.
     public var diskBytes: Int64
-    /// Bytes of bodies held by the memory tier.
+    /// Bytes of bodies held by this instance's memory tier.
     public var memoryBytes: Int
-    /// Entries held by the memory tier.
+    /// Entries held by this instance's memory tier.
     public var memoryEntries: Int
-    /// `entry(for:)` calls answered from the memory tier.
+    /// `entry(for:)` calls answered from a memory tier since the cache was created (all processes).
     public var memoryHits: Int
-    /// `entry(for:)` calls the memory tier could not answer (they went to disk).
+    /// `entry(for:)` calls a memory tier could not answer since the cache was created (all processes).
     public var memoryMisses: Int
-    /// `entry(for:)` calls answered from the disk tier.
+    /// `entry(for:)` calls answered from the disk tier since the cache was created (all processes).
     public var diskHits: Int
-    /// `entry(for:)` calls that found nothing usable on disk (absent, unreadable or failed checksum).
+    /// `entry(for:)` calls that found nothing usable on disk since the cache was created (all processes).
     public var diskMisses: Int
+    /// The same four counts for this `CacheStore` instance alone, since it was opened.
+    public var sinceOpen: Counters
 
     /// Creates a statistics value.
     public init(entries: Int = 0, diskBytes: Int64 = 0, memoryBytes: Int = 0, memoryEntries: Int = 0,
-                memoryHits: Int = 0, memoryMisses: Int = 0, diskHits: Int = 0, diskMisses: Int = 0) {
+                memoryHits: Int = 0, memoryMisses: Int = 0, diskHits: Int = 0, diskMisses: Int = 0,
+                sinceOpen: Counters = Counters()) {
         self.entries = entries
         self.diskBytes = diskBytes
         self.memoryBytes = memoryBytes
@@ -33,6 +74,7 @@ public struct CacheStoreStatistics: Sendable, Equatable {
         self.memoryMisses = memoryMisses
         self.diskHits = diskHits
         self.diskMisses = diskMisses
+        self.sinceOpen = sinceOpen
     }
 }
 
@@ -42,28 +84,43 @@ public struct VerificationReport: Sendable {
     public struct Problem: Sendable, Equatable {
         /// The entry concerned; nil for a file no entry names (an orphan) or a store-wide problem.
         public var key: StoreKey?
-        /// `"checksum"`, `"missing-body"`, `"orphan-body"`, `"size"`, `"pending"` or `"accounting"`.
+        /// `"checksum"`, `"missing-body"`, `"orphan-body"`, `"size"`, `"pending"`, `"accounting"`, `"index"` or
+        /// `"read-only"` (repair impossible: the store was opened read-only).
         public var kind: String
-        /// Details: file name, expected and actual values.
+        /// Details: file name, expected and actual values; for a problem left alone on purpose, why.
         public var detail: String
+        /// True when `verify(repair: true)` deliberately left this problem alone because fixing it could harm a
+        /// live process (an orphan body younger than 60 seconds while another store has the namespace open: it
+        /// may be a write being committed). Such a problem is not a failure of the repair; a later repair, once
+        /// the file is older or the other store closed, removes it.
+        public var isKept: Bool
 
         /// Creates a problem description.
-        public init(key: StoreKey?, kind: String, detail: String) {
+        public init(key: StoreKey?, kind: String, detail: String, isKept: Bool = false) {
             self.key = key
             self.kind = kind
             self.detail = detail
+            self.isKept = isKept
         }
     }
 
     /// Number of entries whose body was read and checked.
     public var checked: Int
-    /// Every problem found, in the order found.
+    /// Every problem found, in the order found (kept ones included, marked `isKept`).
     public var problems: [Problem]
-    /// Number of problems fixed (rows deleted, orphan files removed, totals rewritten); 0 without `repair`.
+    /// Number of problems fixed (rows deleted, orphan files or directories removed, totals rewritten); 0 without
+    /// `repair`.
     public var repaired: Int
 
     /// True when no problem was found.
     public var ok: Bool { problems.isEmpty }
+
+    /// Number of problems deliberately left alone by a repair (see `Problem.isKept`).
+    public var kept: Int { problems.lazy.filter(\.isKept).count }
+
+    /// Number of problems that are neither repaired nor deliberately kept: after `verify(repair: true)`, 0 means
+    /// the repair did everything it safely could (a command-line tool should exit 0), more means it failed.
+    public var unresolved: Int { max(0, problems.count - repaired - kept) }
 
     /// Creates a report.
     public init(checked: Int = 0, problems: [Problem] = [], repaired: Int = 0) {

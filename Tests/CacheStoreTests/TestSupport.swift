@@ -89,3 +89,38 @@ func bytesOnDisk(_ store: CacheStore) -> Int64 {
     let inline = store.allEntries().filter { store.bodyFileURL(for: $0.key) == nil }.reduce(Int64(0)) { $0 + $1.bodySize }
     return total + inline
 }
+
+/// Every file and directory under `url` with its size and modification time (ns), for "nothing changed" checks.
+func treeSnapshot(_ url: URL) -> [String: String] {
+    var result: [String: String] = [:]
+    let root = url.standardizedFileURL.path
+    guard let walker = FileManager.default.enumerator(atPath: root) else { return result }
+    while let relative = walker.nextObject() as? String {
+        var info = stat()
+        guard lstat(root + "/" + relative, &info) == 0 else { continue }
+        result[relative] = "\(info.st_mode) \(info.st_size) \(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)"
+    }
+    return result
+}
+
+/// Runs `binary` with `arguments` (through `setpriv` as uid/gid 65534 when `asNobody`), waits at most 60 s, and
+/// returns its exit status and standard output.
+func runChild(_ binary: URL, _ arguments: [String], asNobody: Bool = false) throws -> (status: Int32, output: String) {
+    let process = Process()
+    if asNobody {
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", binary.path] + arguments
+    } else {
+        process.executableURL = binary
+        process.arguments = arguments
+    }
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    let pid = process.processIdentifier
+    DispatchQueue.global().asyncAfter(deadline: .now() + 60) { kill(pid, SIGKILL) }
+    let output = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+}
