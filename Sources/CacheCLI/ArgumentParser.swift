@@ -88,7 +88,7 @@ public struct ParsedArguments: Sendable, Equatable {
     /// - Throws: ``UsageError`` naming the option and the bad value.
     public func integer(_ long: String, in range: ClosedRange<Int>) throws(UsageError) -> Int? {
         guard let text = value(long) else { return nil }
-        guard let n = Int(text), range.contains(n) else {
+        guard Self.isDecimal(text, fraction: false), let n = Int(text), range.contains(n) else {
             throw UsageError("invalid value '\(text)' for '--\(long)': expected an integer from \(range.lowerBound) to \(range.upperBound)")
         }
         return n
@@ -108,10 +108,19 @@ public struct ParsedArguments: Sendable, Equatable {
         let limit = "\(Formatting.wholeSeconds(maximum)) (\(maximumLabel))"
         let expected = allowZero ? "expected a number of seconds from 0 to \(limit)"
                                  : "expected a number of seconds > 0 and <= \(limit)"
-        guard let n = Double(text), n.isFinite, allowZero ? n >= 0 : n > 0, n <= maximum else {
+        guard Self.isDecimal(text, fraction: true), let n = Double(text), n.isFinite,
+              allowZero ? n >= 0 : n > 0, n <= maximum else {
             throw UsageError("invalid value '\(text)' for '--\(long)': \(expected)")
         }
         return n
+    }
+
+    /// Whether `text` is a plain decimal number: ASCII digits, with (when `fraction`) an optional `.` and more
+    /// digits. Signs, exponents, hexadecimal (`0x10`), `inf` and `nan`, which `Double(_:)` would accept, are not.
+    static func isDecimal(_ text: String, fraction: Bool) -> Bool {
+        let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 1 || (fraction && parts.count == 2) else { return false }
+        return parts.allSatisfy { part in !part.isEmpty && part.utf8.allSatisfy { $0 >= 48 && $0 <= 57 } }
     }
 }
 

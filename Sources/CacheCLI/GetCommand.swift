@@ -14,6 +14,15 @@ public enum GetCommand: Command {
         The body goes to stdout (or -o FILE). With --json one JSON object describing the response goes to
         stdout instead and the body goes to -o FILE or is discarded. Policies: \
         \(PolicyName.table.map(\.name).joined(separator: ", ")).
+
+        --expires-in replaces the server's freshness lifetime (max-age, s-maxage, Expires, heuristics), but a \
+        response marked 'no-cache' still has to be revalidated with the origin on every use unless \
+        --ignore-cache-control is given too.
+
+        --session stores a session entry, which the next process that opens the cache drops: for the CLI it \
+        means "this process only": the entry is written, then dropped by the next dlcache run. Session storage is \
+        meant for programs that keep one cache open (the library's RequestOptions.storage = .session), or to \
+        fetch something without leaving it behind.
         """
     }
     /// The URL.
@@ -23,11 +32,11 @@ public enum GetCommand: Command {
         CommonOptions.location + [
             OptionSpec("output", short: "o", .value("file"), help: "Write the body to this file ('-' for stdout, the default)."),
             OptionSpec("policy", .value("name"), help: "Cache policy (default: use-protocol, RFC 9111)."),
-            OptionSpec("expires-in", .value("seconds"), help: "Keep the response fresh this long (at most 100 years), overriding the server."),
+            OptionSpec("expires-in", .value("seconds"), help: "Keep the response fresh this long (at most 100 years), replacing the server's lifetime (below)."),
             OptionSpec("sliding", help: "Each hit renews the --expires-in lifetime (sliding expiry)."),
             OptionSpec("fallback-to-cache", help: "Serve the stored response if the origin cannot be reached."),
             OptionSpec("ignore-cache-control", help: "Ignore the server's Cache-Control, Pragma and Expires."),
-            OptionSpec("session", help: "Store as a session entry (dropped when the cache is next opened, or by 'purge --session')."),
+            OptionSpec("session", help: "Store as a session entry: for the CLI, this process only (below)."),
             OptionSpec("no-store", help: "Do not write the response to the cache."),
             OptionSpec("no-read", help: "Do not read from the cache (always ask the origin)."),
             OptionSpec("pin", help: "Pin the stored entry (never evicted by limits)."),
@@ -97,7 +106,8 @@ public enum GetCommand: Command {
         do {
             response = try await cache.response(for: request, options: options)
         } catch {
-            throw CommandFailure(ResponseDescription.failureMessage(error, url: request.url))
+            throw CommandFailure(ResponseDescription.failureMessage(error, url: request.url)
+                + staleCopyHint(error, request: request, options: options, cache: cache))
         }
         let failed = parsed.flag("fail") && response.status >= 400
         if parsed.flag("verbose") {
@@ -125,6 +135,19 @@ public enum GetCommand: Command {
             throw CommandFailure("HTTP \(response.status) \(response.statusText) from \(response.url.absoluteString) (--fail)")
         }
         return 0
+    }
+
+    /// ` (a stale copy is stored: --fallback-to-cache serves it)` when the origin could not be reached, the
+    /// call did not ask for the fallback, and the store holds an entry for the URL; else "".
+    static func staleCopyHint(_ error: DownloadError, request: CacheRequest, options: RequestOptions,
+                              cache: DownloadCache) -> String {
+        switch error.code {
+        case .connectionFailed, .timedOut: break
+        default: return ""
+        }
+        guard !options.fallbackToCacheIfLoadFails, options.readFromCache, request.method.uppercased() == "GET",
+              !cache.entryDescriptions(for: request.url).isEmpty else { return "" }
+        return " (a stale copy is stored: --fallback-to-cache serves it)"
     }
 
     /// Streams the body (in memory or a file) to `sink`.

@@ -12,10 +12,12 @@ public enum ListCommand: Command {
     /// Options.
     public static var options: [OptionSpec] { CommonOptions.location + [CommonOptions.json] }
 
-    /// The `--json` object of one entry: url, status, bytes, age, fresh, pinned, storage, namespace.
+    /// The `--json` object of one entry: url, status, bytes, age, fresh, pinned, storage, namespace, and
+    /// variant (the RFC 9111 §4.1 secondary key, `""` when the response has no `Vary`).
     static func json(_ entry: CacheEntryDescription) -> [String: Any] {
         [
             "url": entry.url,
+            "variant": variant(entry.key.variant),
             "status": entry.status,
             "bytes": entry.bytes,
             "age": JSONOutput.seconds(entry.age),
@@ -35,17 +37,36 @@ public enum ListCommand: Command {
             context.console.out(try JSONOutput.line(entries.map(json)))
             return 0
         }
-        var rows = [["STATUS", "BYTES", "AGE", "STATE", "PIN", "STORAGE", "URL"]]
+        // Vary variants of one URL would be identical rows: when any URL has several, a VARIANT column tells them apart.
+        let variantCounts = Dictionary(entries.map { ($0.key.primary, 1) }, uniquingKeysWith: +)
+        let showVariants = variantCounts.values.contains { $0 > 1 }
+        var rows = [["STATUS", "BYTES", "AGE", "STATE", "PIN", "STORAGE"] + (showVariants ? ["VARIANT"] : []) + ["URL"]]
         for entry in entries {
-            rows.append([
+            var row = [
                 "\(entry.status)", "\(entry.bytes)", Formatting.duration(entry.age),
-                entry.isFresh ? "fresh" : "stale", entry.isPinned ? "pin" : "-",
-                entry.storageClass.rawValue, entry.method == "GET" ? entry.url : "\(entry.method) \(entry.url)",
-            ])
+                entry.isFresh ? "fresh" : "stale", entry.isPinned ? "pin" : "-", entry.storageClass.rawValue,
+            ]
+            if showVariants {
+                let several = (variantCounts[entry.key.primary] ?? 0) > 1
+                row.append(several && !entry.key.variant.isEmpty ? shortVariant(entry.key.variant) : "-")
+            }
+            row.append(entry.method == "GET" ? entry.url : "\(entry.method) \(entry.url)")
+            rows.append(row)
         }
         context.console.out(Formatting.table(rows), terminator: "")
         let total = entries.reduce(Int64(0)) { $0 + $1.bytes }
         context.console.out("\(entries.count) \(entries.count == 1 ? "entry" : "entries"), \(Formatting.bytes(total))")
         return 0
+    }
+
+    /// A secondary key on one line: its `name:value` lines joined by `; `.
+    static func variant(_ key: String) -> String {
+        key.split(separator: "\n", omittingEmptySubsequences: true).joined(separator: "; ")
+    }
+
+    /// The short form of a secondary key for the table: ``variant(_:)`` cut to 40 characters with `…`.
+    static func shortVariant(_ key: String) -> String {
+        let text = variant(key)
+        return text.count <= 40 ? text : String(text.prefix(39)) + "…"
     }
 }

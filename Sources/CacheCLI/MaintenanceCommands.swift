@@ -84,7 +84,7 @@ public enum VerifyCommand: Command {
         } else {
             for p in problems { context.console.out("\(p.kind): \(p.url ?? "-"): \(p.detail)") }
             let verdict = report.ok ? "ok" : "\(problems.count) problem\(problems.count == 1 ? "" : "s")"
-            context.console.out("checked \(report.checked) entries: \(verdict)"
+            context.console.out("checked \(report.checked) \(report.checked == 1 ? "entry" : "entries"): \(verdict)"
                 + (repair ? ", repaired \(report.repaired)" : ""))
         }
         return report.ok || fixed ? 0 : 1

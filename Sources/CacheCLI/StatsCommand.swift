@@ -2,7 +2,8 @@ import Foundation
 import DownloadCache
 import CacheStore
 
-/// `dlcache stats`: entry count, bytes on disk and in memory, hits and misses.
+/// `dlcache stats`: entry count, bytes on disk and in memory, hits and misses (lifetime totals persisted in the
+/// cache by CacheStore, all processes together; `--json` keys `hits` and `misses`).
 public enum StatsCommand: Command {
     /// `stats`.
     public static let name = "stats"
@@ -39,9 +40,9 @@ public enum StatsCommand: Command {
             ["directory:", cache.store.directoryURL.path],
             ["entries:", "\(stats.entries) (\(pinned) pinned)"],
             ["on disk:", "\(Formatting.bytes(stats.diskBytes)) (\(stats.diskBytes) bytes)"],
-            ["in memory:", "\(Formatting.bytes(Int64(stats.memoryBytes))) in \(stats.memoryEntries) entries"],
-            ["hits:", "\(hits) (\(stats.memoryHits) memory, \(stats.diskHits) disk; counted since this process opened the cache)"],
-            ["misses:", "\(misses)"],
+            ["in memory:", "\(Formatting.bytes(Int64(stats.memoryBytes))) in \(stats.memoryEntries) \(stats.memoryEntries == 1 ? "entry" : "entries")"],
+            ["hits:", "\(hits) (\(stats.memoryHits) memory, \(stats.diskHits) disk; lifetime total of every process, persisted in the cache)"],
+            ["misses:", "\(misses) (lifetime total)"],
         ]
         context.console.out(Formatting.table(rows), terminator: "")
         return 0

@@ -38,6 +38,15 @@ import Testing
     return-cache-else-load, return-cache-dont-load, reload-revalidating,
     ask-server-if-modified-when-stale, ask-server-if-modified, only-load-if-not-cached, dont-load.
     
+    --expires-in replaces the server's freshness lifetime (max-age, s-maxage, Expires, heuristics), but
+    a response marked 'no-cache' still has to be revalidated with the origin on every use unless
+    --ignore-cache-control is given too.
+    
+    --session stores a session entry, which the next process that opens the cache drops: for the CLI it
+    means "this process only": the entry is written, then dropped by the next dlcache run. Session
+    storage is meant for programs that keep one cache open (the library's RequestOptions.storage =
+    .session), or to fetch something without leaving it behind.
+    
     USAGE: dlcache get <url> [<options>]
     
     ARGUMENTS:
@@ -48,11 +57,11 @@ import Testing
       --namespace <name>      Namespace (one store per name) inside the cache root (default: default).
       -o, --output <file>     Write the body to this file ('-' for stdout, the default).
       --policy <name>         Cache policy (default: use-protocol, RFC 9111).
-      --expires-in <seconds>  Keep the response fresh this long (at most 100 years), overriding the server.
+      --expires-in <seconds>  Keep the response fresh this long (at most 100 years), replacing the server's lifetime (below).
       --sliding               Each hit renews the --expires-in lifetime (sliding expiry).
       --fallback-to-cache     Serve the stored response if the origin cannot be reached.
       --ignore-cache-control  Ignore the server's Cache-Control, Pragma and Expires.
-      --session               Store as a session entry (dropped when the cache is next opened, or by 'purge --session').
+      --session               Store as a session entry: for the CLI, this process only (below).
       --no-store              Do not write the response to the cache.
       --no-read               Do not read from the cache (always ask the origin).
       --pin                   Pin the stored entry (never evicted by limits).

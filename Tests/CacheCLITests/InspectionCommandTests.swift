@@ -30,7 +30,9 @@ import HTTPCacheSemantics
         let entries = try #require(try run.json() as? [[String: Any]])
         #expect(entries.count == 2)
         for entry in entries {
-            #expect(Set(entry.keys) == ["url", "status", "bytes", "age", "fresh", "pinned", "storage", "namespace"])
+            #expect(Set(entry.keys) == ["url", "status", "bytes", "age", "fresh", "pinned", "storage", "namespace",
+                                        "variant"])
+            #expect(entry["variant"] as? String == "")
             #expect(entry["storage"] as? String == "permanent")
             #expect(entry["namespace"] as? String == "default")
             #expect(entry["pinned"] as? Bool == false)
