@@ -7,7 +7,7 @@ extension CacheStore {
     /// - Throws: `CacheStoreError` — `.io`, `.busy`, `.corruptIndex`, `.permissionDenied` (read-only store),
     ///   `.invalidArgument` (closed store).
     public func trim() throws(CacheStoreError) {
-        try enforceLimits(now: configuration.now(), includeAge: true)
+        try enforceLimits(now: configuration.currentTime(), includeAge: true)
     }
 
     /// Deletes every session-class entry of the namespace (ASIHTTPRequest's `clearCachedResponsesForStoragePolicy:`

@@ -216,7 +216,7 @@ extension CacheStore {
             var count = 0
             // Pending rows (never written by this version, which inserts a row only once its body is in place),
             // session rows, and rows unused for longer than maxAge. Each condition has its own index: O(matches).
-            let cutoff = configuration.maxAge.map { configuration.now().timeIntervalSince1970 - $0 } ?? -Double.infinity
+            let cutoff = configuration.maxAge.map { configuration.currentTime().timeIntervalSince1970 - $0 } ?? -Double.infinity
             for condition in ["state <> 1", "session = 1", "pinned = 0 AND accessed < ?"] {
                 for (_, blob) in try index.delete(where: condition, bind: { $0.bind(1, cutoff) }) {
                     count += 1

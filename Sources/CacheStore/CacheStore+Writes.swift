@@ -17,7 +17,7 @@ extension CacheStore {
     public func store(_ body: Data, metadata: Data, for key: StoreKey, storageClass: StorageClass = .permanent,
                       pinned: Bool = false) throws(CacheStoreError) -> EntryInfo {
         try requireWritable()
-        let now = configuration.now()
+        let now = configuration.currentTime()
         let info = EntryInfo(key: key, metadata: metadata, bodySize: Int64(body.count),
                              checksum: BlobFiles.checksum(body), storageClass: storageClass, isPinned: pinned,
                              createdAt: now, lastAccessedAt: now)
@@ -81,7 +81,7 @@ extension CacheStore {
             throw error
         }
         let (size, crc) = try writer.finish()
-        let now = configuration.now()
+        let now = configuration.currentTime()
         let info = EntryInfo(key: key, metadata: metadata, bodySize: size, checksum: crc,
                              storageClass: storageClass, isPinned: pinned, createdAt: now, lastAccessedAt: now)
         do {
@@ -169,7 +169,7 @@ extension CacheStore {
         }
         if overLimit {
             do {
-                try enforceLimits(now: configuration.now(), includeAge: false)
+                try enforceLimits(now: configuration.currentTime(), includeAge: false)
             } catch {
                 log("sweep after writing \(key) failed: \(error)")
             }
@@ -187,7 +187,7 @@ extension CacheStore {
     /// - Throws: `CacheStoreError` — `.notFound` when `key` is not stored, `.io`, `.busy`, `.diskFull`;
     ///   `.permissionDenied` (read-only store), `.invalidArgument` (closed store).
     public func updateMetadata(_ metadata: Data, for key: StoreKey) throws(CacheStoreError) {
-        let now = configuration.now()
+        let now = configuration.currentTime()
         let changed = try writeTransaction { (index: StoreIndex) throws(CacheStoreError) -> Int in
             try index.run("UPDATE entries SET metadata = ?, accessed = ? WHERE primary_key = ? AND variant = ?") { s in
                 s.bind(1, metadata)

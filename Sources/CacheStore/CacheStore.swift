@@ -40,7 +40,7 @@ public final class CacheStore: Sendable {
     let diskMisses = Atomic<Int>(0)
     /// Set by `close()` (and `deinit`); a closed store misses every read and throws on every write.
     let closedFlag = Atomic<Bool>(false)
-    /// When access times and counters were last written (whole seconds of `configuration.now()`).
+    /// When access times and counters were last written (whole seconds of `configuration.currentTime()`).
     let lastAccountingFlush: Atomic<Int>
     /// The statistics at `close()` (what `statistics` reports afterwards).
     let finalStatistics = Mutex<CacheStoreStatistics?>(nil)
@@ -71,7 +71,7 @@ public final class CacheStore: Sendable {
         self.generation = opened.generation
         self.isReadOnly = opened.readOnlyReason != nil
         self.readOnlyReason = opened.readOnlyReason
-        self.lastAccountingFlush = Atomic(Self.wholeSeconds(configuration.now()))
+        self.lastAccountingFlush = Atomic(Self.wholeSeconds(configuration.currentTime()))
         self.memory = MemoryTier(maxBytes: configuration.maxMemoryBytes, maxEntries: configuration.maxMemoryEntries,
                                  maxEntryBytes: configuration.maxMemoryEntryBytes,
                                  recordsAccess: opened.readOnlyReason == nil)
@@ -144,6 +144,17 @@ public final class CacheStore: Sendable {
         return value
     }
 
+    /// The time of a memory-tier hit's access: the configured clock, or — with the default clock —
+    /// `CLOCK_REALTIME_COARSE` (resolution of a scheduler tick, a few ms; access times only order LRU eviction and
+    /// `maxAge`, so that suffices, and it costs a fraction of a precise read on the hit path).
+    @inline(__always)
+    func hitClock() -> Date {
+        if let custom = configuration.customNow { return custom() }
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME_COARSE, &spec)
+        return Date(timeIntervalSince1970: Double(spec.tv_sec) + Double(spec.tv_nsec) * 1e-9)
+    }
+
     func fault(_ step: String) throws(CacheStoreError) {
         try configuration.faultInjection?(step)
     }
@@ -153,7 +164,7 @@ public final class CacheStore: Sendable {
     /// What the index knows about `key` (metadata included, body not read); nil when absent or unreadable.
     /// Refreshes the entry's last-access time.
     public func info(for key: StoreKey) -> EntryInfo? {
-        let now = configuration.now()
+        let now = configuration.currentTime()
         defer { flushAccountingIfDue(now: now) }
         let generationNow = generation.isShared ? generation.current : nil
         do {
@@ -172,10 +183,10 @@ public final class CacheStore: Sendable {
     /// The entry for `key` with its body, checksum verified; nil on a miss (absent, unreadable, or a checksum
     /// mismatch — then the entry is deleted). A hit refreshes the last-access time (LRU).
     public func entry(for key: StoreKey) -> StoredEntry? {
-        let now = configuration.now()
-        if memory.isEnabled, let hit = memory.get(key, now: now, generation: generation.current) { return hit }
+        if memory.isEnabled, let hit = memory.get(key, now: hitClock(), generation: generation.current) { return hit }
+        let now = configuration.currentTime()
         defer { flushAccountingIfDue(now: now) }  // after the hit or miss below is counted
-        let epoch = memory.epoch
+        let epoch = memory.isEnabled ? memory.epoch : 0  // no lock when the tier is off
         let generationNow = generation.isShared ? generation.current : nil
         let row: IndexRow?
         do {
@@ -245,7 +256,7 @@ public final class CacheStore: Sendable {
     /// The blob file holding `key`'s body, or nil when the body is stored inline or the entry is absent.
     /// The file is immutable; its checksum is not re-verified here. Refreshes the last-access time.
     public func bodyFileURL(for key: StoreKey) -> URL? {
-        let now = configuration.now()
+        let now = configuration.currentTime()
         defer { flushAccountingIfDue(now: now) }
         let generationNow = generation.isShared ? generation.current : nil
         do {

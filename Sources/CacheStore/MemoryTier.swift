@@ -10,23 +10,25 @@ import Synchronization
 /// (batched, never on the hit path). `epoch` changes on every invalidation, so a reader that fetched from disk before a
 /// concurrent write cannot put a stale body back into memory.
 final class MemoryTier: Sendable {
+    /// Mutable fields are only touched under the tier's mutex, so they opt out of dynamic exclusivity checks
+    /// (measurable on the hit path).
     final class Node {
         let key: StoreKey
-        var entry: StoredEntry
+        @exclusivity(unchecked) var entry: StoredEntry
         let cost: Int
-        var dirty = false
+        @exclusivity(unchecked) var dirty = false
         /// Set by a hit; eviction gives a referenced node a second chance instead of relinking on every hit.
-        var referenced = false
-        /// Last access (seconds since 1970); `entry.info.lastAccessedAt` is only set in the copies returned.
-        var lastAccess: Double
-        unowned(unsafe) var previous: Node?
-        unowned(unsafe) var next: Node?
+        @exclusivity(unchecked) var referenced = false
+        /// Last access; `entry.info.lastAccessedAt` is only set in the copies returned.
+        @exclusivity(unchecked) var lastAccess: Date
+        @exclusivity(unchecked) unowned(unsafe) var previous: Node?
+        @exclusivity(unchecked) unowned(unsafe) var next: Node?
 
         init(entry: StoredEntry) {
             key = entry.info.key
             self.entry = entry
             cost = entry.body.count + entry.info.metadata.count
-            lastAccess = entry.info.lastAccessedAt.timeIntervalSince1970
+            lastAccess = entry.info.lastAccessedAt
         }
     }
 
@@ -109,14 +111,14 @@ final class MemoryTier: Sendable {
             }
             state.hits += 1
             node.referenced = true
-            let time = now.timeIntervalSince1970
+            let time = max(now, node.lastAccess)  // a coarse clock must not move an access time backwards
             node.lastAccess = time
             if recordsAccess, !node.dirty {
                 node.dirty = true
-                state.dirty.append((key, time))
+                state.dirty.append((key, time.timeIntervalSince1970))
             }
             var entry = node.entry
-            entry.info.lastAccessedAt = now
+            entry.info.lastAccessedAt = time
             return entry
         }
     }
@@ -204,7 +206,7 @@ final class MemoryTier: Sendable {
             for (key, time) in dirty {
                 if let node = state.nodes[key] {
                     node.dirty = false
-                    result.append((key, node.lastAccess))
+                    result.append((key, node.lastAccess.timeIntervalSince1970))
                 } else {
                     result.append((key, time))
                 }

@@ -97,4 +97,23 @@ import Testing
         #expect(b.bodyFileURL(for: key) == nil)
         #expect(b.statistics.diskMisses == 1)
     }
+
+    /// With the default clock a memory hit reads the coarse real-time clock (a few ms behind a precise read): the
+    /// access time it reports never goes back before the entry was stored or last accessed.
+    @Test func aHitWithTheCoarseClockNeverReportsAnEarlierAccessTime() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        var config = CacheStore.Configuration(directory: dir.url)
+        config.logger = { _ in }
+        let store = try CacheStore(configuration: config)
+        for i in 0..<200 {
+            let key = StoreKey(primary: "k\(i)")
+            let stored = try store.store(bytes(100), metadata: Data(), for: key)
+            let first = try #require(store.entry(for: key))
+            let second = try #require(store.entry(for: key))
+            #expect(first.info.lastAccessedAt >= stored.createdAt)
+            #expect(second.info.lastAccessedAt >= first.info.lastAccessedAt)
+        }
+        #expect(store.statistics.sinceOpen.memoryHits == 400)
+    }
 }
