@@ -76,6 +76,7 @@ public enum ErrorText {
 
     /// Makes text from a lower layer fit one line and drops type prefixes it may carry
     /// (`CacheStoreError.diskFull: x` → `disk full: x`, `DownloadError.http(status: 500): x` → `HTTP 500: x`,
+    /// `policy dontLoad forbids` → `policy dont-load forbids`,
     /// `Error Domain=D Code=N "text" UserInfo={...}` → `text`).
     public static func clean(_ text: String) -> String {
         var result = text.replacingOccurrences(of: "\r\n", with: " ").replacingOccurrences(of: "\n", with: " ")
@@ -87,6 +88,10 @@ public enum ErrorText {
                      "notCached": "not cached", "truncated": "body truncated", "invalidURL": "invalid URL",
                      "storage": "storage error", "tooManyRedirects": "too many redirects", "other": "failed"]
         result = replace(#"DownloadError\.(\w+)"#, in: result) { codes[$0[1]] ?? $0[1] }
+        // The library names policies by their Swift case (`policy dontLoad`); the CLI spells them `dont-load`.
+        for (name, policy) in PolicyName.table {
+            result = result.replacingOccurrences(of: "policy \(policy) ", with: "policy \(name) ")
+        }
         result = replace(#"Error Domain=\S+ Code=-?\d+ "([^"]*)"( UserInfo=\{.*\})?"#, in: result) { $0[1] }
         result = replace(#"Error Domain=(\S+) Code=(-?\d+)( UserInfo=\{.*\})?"#, in: result) { "error \($0[2])" }
         return result

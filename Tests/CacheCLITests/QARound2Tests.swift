@@ -131,3 +131,25 @@ import DownloadCache
         #expect(header?.contains("VARIANT") == false)
     }
 }
+
+/// QA report 2, minor: the library's Swift policy names are shown in the CLI's spelling.
+@Suite struct QARound2PolicyWordingTests {
+    @Test("policy case names become --policy names", arguments: [
+        ("no stored response; policy dontLoad forbids the network",
+         "no stored response; policy dont-load forbids the network"),
+        ("x; policy returnCacheDataDontLoad forbids the network", "x; policy return-cache-dont-load forbids the network"),
+        ("policy dont-load forbids the network", "policy dont-load forbids the network"),
+    ])
+    func policyNames(_ input: String, _ expected: String) {
+        #expect(ErrorText.clean(input) == expected)
+    }
+
+    @Test func notCachedErrorUsesTheCLISpelling() async throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let run = await cli.run(["get", "--policy", "dont-load", "http://127.0.0.1:1/other.html"])
+        #expect(run.code == 1)
+        #expect(run.err.hasPrefix("Error: not cached: http://127.0.0.1:1/other.html"))
+        #expect(!run.err.contains("dontLoad"))
+    }
+}
