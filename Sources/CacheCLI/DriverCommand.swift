@@ -19,13 +19,17 @@ public enum DriverCommand: Command {
         Reads one JSON request per stdin line: {"id": <string|number>, "method": "GET", "url": "http://...", \
         "headers": [["Name", "value"], ...], "body": <string|null>} (method defaults to GET, headers to none, \
         body to null). Writes one JSON answer per stdout line: {"id": <same>, "status": 200, "statusText": "OK", \
-        "headers": [["Name", "value"], ...], "body": "<text>"} or {"id": <same or null>, "error": "<what failed>"}. \
+        "headers": [["Name", "value"], ...], "body": "<text>"} (plus "bodyBase64": "<base64>" when the body is not \
+        valid UTF-8) or {"id": <same or null>, "error": "<what failed>"}. \
         Requests run concurrently; answers come in completion order, matched by id. Every request uses the \
-        cache's default policy (use-protocol, RFC 9111); redirects are returned, not followed. Response bodies \
-        are decoded as UTF-8, each invalid byte replaced by U+FFFD. Hop-by-hop headers and those named in \
+        cache's default policy (use-protocol, RFC 9111); redirects are returned, not followed. "body" is the response \
+        body decoded as UTF-8; when the body is not valid UTF-8, "body" is the lossy text (each invalid byte \
+        replaced by U+FFFD) and "bodyBase64" carries the exact bytes, base64-encoded (RFC 4648, padded). \
+        Hop-by-hop headers and those named in \
         Connection are dropped. A request with only-if-cached that nothing stored can satisfy gets a 504 \
         (RFC 9111 5.2.1.7). Blank lines are ignored; a malformed line gets an error line. When stdin closes, \
-        in-flight requests are answered, then the command exits 0.
+        in-flight requests are answered and background revalidations (stale-while-revalidate) finish and are \
+        stored, then the command exits 0.
         """
     }
     /// No positional arguments.
@@ -76,6 +80,9 @@ public enum DriverCommand: Command {
         let cache = try openCache(location, mode: mode, console: context.console)
         let session = DriverSession(cache: cache, write: context.console.writeOut)
         await session.serve(DriverLineReader.lines(fd: 0))
+        // Background revalidations (stale-while-revalidate) started by the answers finish and are stored before
+        // the store closes and the process exits (QA round 2, bug 1).
+        await cache.close()
         return 0
     }
 }

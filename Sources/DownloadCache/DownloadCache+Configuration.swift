@@ -36,6 +36,11 @@ extension DownloadCache {
         public var now: @Sendable () -> Date = { Date() }
         /// Redirect hops followed before failing with `.tooManyRedirects`. Default 10.
         public var maxRedirects: Int = 10
+        /// Seconds a store write (storing a response, freshening, pinning ...) waits while another process holds
+        /// the index locked before giving up; a download whose response is in hand then returns it unstored (the
+        /// failure is logged). Reads never wait for a writer (SQLite WAL). Default 2 — far below the store's own
+        /// default of 10, so a busy cache costs a call at most this much (QA round 2, bug 3).
+        public var storeBusyTimeout: TimeInterval = 2
         /// Where storage problems are reported (they never fail a download). Default: standard error.
         public var log: @Sendable (String) -> Void = { message in
             FileHandle.standardError.write(Data("dlcache: \(message)\n".utf8))
@@ -69,6 +74,7 @@ extension DownloadCache {
             store.maxEntryCount = maxEntryCount
             store.maxAge = maxAge
             store.now = now
+            store.busyTimeout = max(0, storeBusyTimeout)
             // Storage problems go where the caller sends the client's own log lines (the CLI shows them only with -v).
             let log = log
             store.logger = { message in log("store: \(message)") }

@@ -29,7 +29,7 @@ extension DownloadCache {
         case .fetch(let reason):
             return await exchange(request, original: request, stored: stored, options: options, reason: reason)
         case .unsatisfiable(let reason):
-            return .failure(DownloadError(.notCached, reason))
+            return .failure(DownloadError(.notCached, ErrorWords.kebabPolicies(reason)))
         }
     }
 
@@ -41,7 +41,7 @@ extension DownloadCache {
                                    ignoreServerCacheControl: options.ignoreServerCacheControl, storage: options.storage,
                                    readFromCache: true, writeToCache: options.writeToCache, expiresIn: options.expiresIn,
                                    renewExpiryOnHit: false, pin: options.pin, timeout: options.timeout)
-        Task {
+        backgroundWork.start { [self] in
             _ = await self.backgroundRevalidations.run(key: key) { [self] in
                 await self.exchange(conditional, original: original, stored: stored, options: quiet, reason: "background revalidation")
             }

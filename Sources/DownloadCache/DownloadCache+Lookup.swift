@@ -81,7 +81,7 @@ extension DownloadCache {
                 }
                 configuration.log("dropping damaged stored body of \(candidate.key): \(problem)")
                 do { try store.remove(candidate.key) } catch {
-                    configuration.log("cannot remove damaged entry \(candidate.key): \(error)")
+                    configuration.log("cannot remove damaged entry \(candidate.key): \(ErrorWords.describe(error))")
                 }
                 return nil
             }
@@ -94,7 +94,7 @@ extension DownloadCache {
         }
         if options.pin && !candidate.info.isPinned {
             do { try store.setPinned(true, for: candidate.key) } catch {
-                configuration.log("cannot pin \(candidate.key): \(error)")
+                configuration.log("cannot pin \(candidate.key): \(ErrorWords.describe(error))")
             }
         }
         return CachedResponse(url: request.url, status: stored.response.status,
@@ -122,7 +122,7 @@ extension DownloadCache {
         do {
             try store.updateMetadata(try metadata.encoded(), for: key)
         } catch {
-            configuration.log("cannot update metadata of \(key): \(error)")
+            configuration.log("cannot update metadata of \(key): \(ErrorWords.describe(error))")
         }
     }
 }

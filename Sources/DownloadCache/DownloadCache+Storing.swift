@@ -83,13 +83,13 @@ extension DownloadCache {
         var data: Data?
         if let body = received.inMemoryBody, !inMemory {
             do { try body.write(to: sink.fileURL) } catch {
-                return .failure(DownloadError(.storage, "cannot write the downloaded body: \(error)"))
+                return .failure(DownloadError(.storage, "cannot write the downloaded body: \(ErrorWords.describe(error))"))
             }
         }
         if inMemory {
             do { data = try received.inMemoryBody ?? Data(contentsOf: sink.fileURL) } catch {
                 sink.discard()
-                return .failure(DownloadError(.storage, "cannot read the downloaded body: \(error)"))
+                return .failure(DownloadError(.storage, "cannot read the downloaded body: \(ErrorWords.describe(error))"))
             }
         }
         let storability = options.writeToCache
@@ -141,7 +141,7 @@ extension DownloadCache {
                     }
                     return .failure(DownloadError(.storage, "stored body of \(key) vanished right after commit"))
                 } catch {
-                    configuration.log("cannot store \(original.url.absoluteString): \(error)")
+                    configuration.log("cannot store \(original.url.absoluteString): \(ErrorWords.describe(error))")
                     sink.reclaim()
                     note = "not stored: storage error"
                 }
@@ -213,7 +213,7 @@ extension DownloadCache {
                 } else {
                     // The HEAD's validators or length no longer match: the stored body is outdated.
                     do { try store.remove(candidate.key) } catch {
-                        configuration.log("cannot invalidate \(candidate.key): \(error)")
+                        configuration.log("cannot invalidate \(candidate.key): \(ErrorWords.describe(error))")
                     }
                 }
             }
@@ -259,7 +259,7 @@ extension DownloadCache {
         let keys = RFC9111.invalidatedKeys(request: request, response: head)
         for key in keys {
             do { try store.removeAll(forPrimaryKey: key) } catch {
-                configuration.log("cannot invalidate \(key): \(error)")
+                configuration.log("cannot invalidate \(key): \(ErrorWords.describe(error))")
             }
         }
         if !keys.isEmpty && eventHub.hasSubscribers { eventHub.send(.invalidated(url: request.url)) }

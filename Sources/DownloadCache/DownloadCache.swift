@@ -17,6 +17,7 @@ public final class DownloadCache: Sendable {
     let transport: any HTTPTransport
     let coalescer = Coalescer<CachedResponse>()
     let backgroundRevalidations = Coalescer<CachedResponse>()
+    let backgroundWork = BackgroundWork()
     let limiters: OriginLimiters
     let eventHub = EventHub<CacheEvent>()
     let progressHub = ProgressHub()
@@ -83,14 +84,21 @@ public final class DownloadCache: Sendable {
     ///   stored, `.cancelled`, `.invalidURL`, `.tooManyRedirects`, `.storage`, `.other`.
     public func response(for request: CacheRequest,
                          options: RequestOptions = RequestOptions()) async throws(DownloadError) -> CachedResponse {
+        try await response(for: request, options: options, emitsEvent: true)
+    }
+
+    /// ``response(for:options:)``; `emitsEvent` false leaves the event to the caller (prefetch, which reports a
+    /// non-2xx answer as `.failed`).
+    func response(for request: CacheRequest, options: RequestOptions,
+                  emitsEvent: Bool) async throws(DownloadError) -> CachedResponse {
         do {
             let result = try await followingRedirects(request, options: options)
-            if eventHub.hasSubscribers {
+            if emitsEvent, eventHub.hasSubscribers {
                 eventHub.send(.succeeded(url: request.url, source: result.source, isCachedData: result.isFromCache))
             }
             return result
         } catch {
-            if eventHub.hasSubscribers { eventHub.send(.failed(url: request.url, error: error)) }
+            if emitsEvent, eventHub.hasSubscribers { eventHub.send(.failed(url: request.url, error: error)) }
             throw error
         }
     }
@@ -98,6 +106,10 @@ public final class DownloadCache: Sendable {
     /// The seeds' `CachedDownloadManager` call: GET `url`, optionally overriding the server's lifetime.
     /// - Parameters:
     ///   - expiresIn: seconds the stored copy stays fresh, replacing the server's lifetime; `nil` = server's.
+    ///     Only the lifetime is replaced: a response marked `Cache-Control: no-cache` (RFC 9111 §5.2.2.4) is still
+    ///     revalidated before every use (downloaded again when it has no validator); use
+    ///     ``response(for:options:)`` with `RequestOptions.ignoreServerCacheControl` to override that too
+    ///     (see `RequestOptions.expiresIn`).
     ///   - renewExpiryOnHit: sliding expiry: each hit renews the expiry to now + `expiresIn`.
     /// - Throws: `DownloadError`, as ``response(for:options:)``.
     public func download(_ url: URL, expiresIn seconds: TimeInterval? = nil,
@@ -106,13 +118,33 @@ public final class DownloadCache: Sendable {
                            options: RequestOptions(expiresIn: seconds, renewExpiryOnHit: renewExpiryOnHit))
     }
 
+    /// Waits until every background revalidation (stale-while-revalidate, RFC 9111 §4.2.4 / RFC 5861) started so
+    /// far — and any started while waiting — has finished and stored its result.
+    ///
+    /// A call that served a stale response returns before its refresh completes; a program about to exit (or to
+    /// close the store) calls this first so the refreshed response is not lost. Each refresh is bounded by the
+    /// request's `timeout` (or the transport's idle timeout), so this returns once those have run out at the latest.
+    public func waitForBackgroundWork() async {
+        await backgroundWork.waitUntilIdle()
+    }
+
+    /// Closes the cache deterministically: waits for background work (``waitForBackgroundWork()``), then closes
+    /// the store (`CacheStore.close()`: access times and counters written, session marker removed, lock released).
+    ///
+    /// Afterwards calls still work but degrade to the network (every read misses, every write is refused and
+    /// logged). Calling it again does nothing more. A command-line tool calls it before exiting.
+    public func close() async {
+        await waitForBackgroundWork()
+        store.close()
+    }
+
     /// Pins or unpins every stored response for GET `url` (pinned entries are never evicted by limits or age).
     /// - Throws: `DownloadError.storage` when the store refuses.
     public func setPinned(_ pinned: Bool, for url: URL) throws(DownloadError) {
         do {
             try store.setPinned(pinned, forPrimaryKey: RFC9111.primaryKey(method: "GET", url: url))
         } catch {
-            throw DownloadError(.storage, "cannot pin \(url.absoluteString): \(error)")
+            throw DownloadError(.storage, "cannot pin \(url.absoluteString): \(ErrorWords.describe(error))")
         }
     }
 
@@ -122,7 +154,7 @@ public final class DownloadCache: Sendable {
         do {
             try store.removeAll(forPrimaryKey: RFC9111.primaryKey(method: "GET", url: url))
         } catch {
-            throw DownloadError(.storage, "cannot remove \(url.absoluteString): \(error)")
+            throw DownloadError(.storage, "cannot remove \(url.absoluteString): \(ErrorWords.describe(error))")
         }
     }
 

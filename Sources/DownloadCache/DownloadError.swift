@@ -58,6 +58,26 @@ public struct DownloadError: Error, Sendable, Hashable, CustomStringConvertible 
         }
     }
 
-    /// `DownloadError.<code>: <detail>`.
-    public var description: String { "DownloadError.\(code): \(detail)" }
+    /// The failure in words, for messages: the class, then the detail — e.g. "HTTP 404 Not Found",
+    /// "timed out: ...", "not cached: ... policy dont-load forbids the network". The detail alone when it already
+    /// starts with the class's words. Never a Swift case name.
+    public var description: String {
+        let words: String
+        switch code {
+        case .connectionFailed: words = "connection failed"
+        case .timedOut: words = "timed out"
+        case .cancelled: words = "cancelled"
+        case .notCached: words = "not cached"
+        case .truncated: words = "truncated body"
+        case .invalidURL: words = "invalid URL"
+        case .storage: words = "storage error"
+        case .http(let status):
+            let phrase = ErrorWords.reasonPhrase(status)
+            words = phrase.isEmpty ? "HTTP \(status)" : "HTTP \(status) \(phrase)"
+        case .tooManyRedirects: words = "too many redirects"
+        case .other: return detail.isEmpty ? "failed" : detail
+        }
+        if detail.isEmpty || detail.lowercased().hasPrefix(words.lowercased()) { return detail.isEmpty ? words : detail }
+        return "\(words): \(detail)"
+    }
 }

@@ -65,7 +65,7 @@ public final class DownloadURLCache: URLCache, @unchecked Sendable {
             try cache.store.store(cachedResponse.data, metadata: try metadata.encoded(), for: key,
                                   storageClass: cachedResponse.storagePolicy == .allowed ? .permanent : .session)
         } catch {
-            cache.configuration.log("DownloadURLCache cannot store \(cacheRequest.url.absoluteString): \(error)")
+            cache.configuration.log("DownloadURLCache cannot store \(cacheRequest.url.absoluteString): \(ErrorWords.describe(error))")
         }
     }
 
@@ -78,7 +78,7 @@ public final class DownloadURLCache: URLCache, @unchecked Sendable {
     /// Removes every stored response of the underlying store.
     public override func removeAllCachedResponses() {
         do { try cache.store.removeAll() } catch {
-            cache.configuration.log("DownloadURLCache cannot clear the store: \(error)")
+            cache.configuration.log("DownloadURLCache cannot clear the store: \(ErrorWords.describe(error))")
         }
     }
 

@@ -92,8 +92,10 @@ public enum TransportError: Error, Sendable, Hashable, CustomStringConvertible {
         case .connectionFailed(let detail): return "connection failed: \(detail)"
         case .timedOut: return "timed out"
         case .cancelled: return "cancelled"
+        case .truncated(let expected, let received) where expected < 0:
+            return "truncated body: connection closed after \(received) bytes of a chunked body"
         case .truncated(let expected, let received):
-            return "truncated body: received \(received) of \(expected) bytes"
+            return "truncated body: connection closed after \(received) of \(expected) bytes"
         case .other(let detail): return detail
         }
     }

@@ -24,6 +24,14 @@ public struct RequestOptions: Sendable {
     public var writeToCache: Bool
     /// Seconds: a lifetime that replaces the server's freshness lifetime (the seeds' `urlMustExpireInSeconds`,
     /// ASI `secondsToCache`); `nil` = the server's (RFC 9111 §4.2.1) or heuristic lifetime.
+    ///
+    /// It replaces only the *lifetime* (`max-age`, `s-maxage`, `Expires`, heuristics — so `max-age=0` becomes
+    /// fresh for `expiresIn` seconds). It does not lift the server's validation requirements: a stored response
+    /// with `Cache-Control: no-cache` (RFC 9111 §5.2.2.4), or `must-revalidate`/`proxy-revalidate` once stale, is
+    /// still revalidated with the origin before each use (a full download when it has no validator), whatever
+    /// `expiresIn` says; `no-store` is still not stored. To make `expiresIn` win over those too, also set
+    /// ``ignoreServerCacheControl`` (then `no-cache` is ignored and the response is served from the cache for
+    /// `expiresIn` seconds).
     public var expiresIn: TimeInterval?
     /// Sliding expiry: every hit renews the expiry to now + `expiresIn` (the seeds' `updateExpiryDateIfInCache`).
     public var renewExpiryOnHit: Bool

@@ -1,0 +1,64 @@
+import Foundation
+import Testing
+import CacheTestSupport
+import CacheCLI
+import DownloadCache
+
+/// `dlcache driver` regressions of QA round 2: binary bodies (bug 5) and background revalidations at exit (bug 1).
+@Suite(.serialized) struct DriverQARound2Tests {
+    /// QA2 bug 5: a body that is not valid UTF-8 keeps `body` (lossy text) and adds `bodyBase64` with the exact
+    /// bytes; a UTF-8 body has no `bodyBase64`.
+    @Test func binaryBodyCarriesExactBytesInBase64() async throws {
+        try await withDriver { h in
+        try await h.origin.configure(path: "/text", body: "héllo ✓")
+        h.send(id: "bin", path: "/size/256")
+        h.send(id: "text", path: "/text")
+        let answers = try await h.waitForAnswers(2)
+        let binary = try #require(answers.first { $0.stringID == "bin" })
+        let expected = Data((0..<256).map { UInt8($0) })
+        let base64 = try #require(binary.object["bodyBase64"] as? String, "no bodyBase64 in \(binary.raw)")
+        #expect(Data(base64Encoded: base64) == expected)
+        #expect(binary.body == String(decoding: expected, as: UTF8.self))
+        let text = try #require(answers.first { $0.stringID == "text" })
+        #expect(text.body == "héllo ✓")
+        #expect(text.object["bodyBase64"] == nil)
+        }
+    }
+
+    /// QA2 bug 1 through the real binary: the driver serves a stale (stale-while-revalidate) answer, stdin closes,
+    /// and the slow background refresh is finished and stored before the process exits.
+    @Test(.enabled(if: DriverProcess.binaryURL != nil, "dlcache binary not built next to the tests"))
+    func driverFinishesBackgroundRevalidationBeforeExiting() async throws {
+        let origin = try OriginServer()
+        defer { origin.stop() }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-driver-swr-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let arguments = ["--cache-dir", directory.path, "--namespace", "swr"]
+        let header = ("Cache-Control", "max-age=1, stale-while-revalidate=60")
+        try await origin.configure(path: "/swr", headers: [header], body: "v1")
+        let first = try DriverProcess(arguments: arguments)
+        first.send(DriverBinaryTests.line(id: 1, url: origin.url("/swr")))
+        first.closeInput()
+        #expect(first.waitForExit() == 0)
+        #expect(try await first.waitForAnswers(1).first?.body == "v1")
+
+        // The refresh takes longer than the 2 s the tool waits for caches to be released at exit.
+        try await origin.configure(path: "/swr", headers: [("Cache-Control", "max-age=600")], body: "v2", delay: 3)
+        try await Task.sleep(nanoseconds: 2_200_000_000)  // real time: the stored response becomes stale
+        let second = try DriverProcess(arguments: arguments)
+        second.send(DriverBinaryTests.line(id: 2, url: origin.url("/swr")))
+        let stale = try await second.waitForAnswers(1)
+        #expect(stale.first?.body == "v1")
+        second.closeInput()
+        #expect(second.waitForExit(timeout: 30) == 0)
+        #expect(try await origin.hits("/swr").total == 2)
+
+        try await origin.configure(path: "/swr", headers: [("Cache-Control", "max-age=600")], body: "v3")
+        let third = try DriverProcess(arguments: arguments)
+        third.send(DriverBinaryTests.line(id: 3, url: origin.url("/swr")))
+        third.closeInput()
+        #expect(third.waitForExit() == 0)
+        #expect(try await third.waitForAnswers(1).first?.body == "v2")
+        #expect(try await origin.hits("/swr").total == 2)
+    }
+}

@@ -1,0 +1,86 @@
+import CacheTestSupport
+import DownloadCache
+import Foundation
+import Testing
+
+/// QA2 bug 3: another process holding the index locked (`BEGIN EXCLUSIVE`) never makes a call wait the store's
+/// full busy timeout: the network response is returned, unstored, after `storeBusyTimeout` at most.
+@Suite(.serialized) struct BusyStoreTests {
+    /// A `sqlite3` process holding an exclusive transaction on `path` until `release()`.
+    final class LockHolder: Sendable {
+        let process: Process
+        let input: Pipe
+
+        /// Starts `sqlite3 path`, begins an exclusive transaction and waits (at most 10 s) until it holds it.
+        init(path: String) throws {
+            process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+            process.arguments = [path]
+            input = Pipe()
+            let output = Pipe()
+            process.standardInput = input
+            process.standardOutput = output
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            input.fileHandleForWriting.write(Data("BEGIN EXCLUSIVE;\nSELECT 'locked';\n".utf8))
+            var seen = Data()
+            let deadline = Date().addingTimeInterval(10)
+            while !String(decoding: seen, as: UTF8.self).contains("locked") && Date() < deadline {
+                let chunk = output.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                seen.append(chunk)
+            }
+            try #require(String(decoding: seen, as: UTF8.self).contains("locked"), "sqlite3 did not take the lock")
+        }
+
+        /// Ends the transaction and the process.
+        func release() {
+            input.fileHandleForWriting.write(Data("ROLLBACK;\n".utf8))
+            try? input.fileHandleForWriting.close()
+            let deadline = Date().addingTimeInterval(5)
+            while process.isRunning && Date() < deadline { usleep(10_000) }
+            if process.isRunning { process.terminate() }
+        }
+    }
+
+    static var sqliteAvailable: Bool { FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3") }
+
+    @Test(.enabled(if: BusyStoreTests.sqliteAvailable, "sqlite3 command not installed"))
+    func lockedIndexFallsBackToTheNetworkResponse() async throws {
+        try await withHarness { h in
+            try await h.origin.configure(path: "/warm", headers: [("Cache-Control", "max-age=600")], body: "warm")
+            try await h.origin.configure(path: "/b", headers: [("Cache-Control", "max-age=600")], body: "fresh body")
+            _ = try await h.get("/warm")
+            let indexPath = h.cache.store.directoryURL.appendingPathComponent("index.sqlite").path
+            let holder = try LockHolder(path: indexPath)
+            defer { holder.release() }
+            let url = h.origin.url("/b")
+            let cache = h.cache
+            // A generous bound (the store's own busy timeout is 10 s; the client's default is 2 s): only used so a
+            // regression fails instead of hanging, not a performance assertion.
+            let outcome = await withTaskGroup(of: CachedResponse?.self) { group -> CachedResponse?? in
+                group.addTask { try? await cache.response(for: CacheRequest(url: url)) }
+                group.addTask {
+                    try? await Task.sleep(nanoseconds: 8_000_000_000)
+                    return nil
+                }
+                let first = await group.next()
+                group.cancelAll()
+                return first
+            }
+            let response = try #require(outcome ?? nil, "the call did not return while the index was locked")
+            #expect(response.source == .network)
+            #expect(response.text == "fresh body")
+            // Reads are not blocked by the writer (WAL): the entry stored before the lock is still served.
+            let warm = try await h.get("/warm")
+            #expect(warm.source == .cache && warm.text == "warm")
+        }
+    }
+
+    @Test func storeBusyTimeoutReachesTheStore() throws {
+        var configuration = DownloadCache.Configuration(directory: URL(fileURLWithPath: "/tmp/unused"))
+        #expect(configuration.storeBusyTimeout == 2)
+        configuration.storeBusyTimeout = 0.5
+        #expect(configuration.storeConfiguration.busyTimeout == 0.5)
+    }
+}
