@@ -68,7 +68,10 @@ import Testing
                 group.cancelAll()
                 return first
             }
-            let response = try #require(outcome ?? nil, "the call did not return while the index was locked")
+            guard let response = outcome ?? nil else {
+                Issue.record("the call did not return within 8 s while the index was locked")
+                return
+            }
             #expect(response.source == .network)
             #expect(response.text == "fresh body")
             // Reads are not blocked by the writer (WAL): the entry stored before the lock is still served.
