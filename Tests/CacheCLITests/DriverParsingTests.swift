@@ -124,5 +124,8 @@ import HTTPCacheSemantics
         #expect(run.out.hasPrefix("OVERVIEW: \(DriverCommand.abstract)\n"))
         #expect(run.out.contains("USAGE: dlcache driver [--cache-dir <dir>] [--namespace <name>] [--mode <private|shared>]"))
         #expect(run.out.contains("U+FFFD"))
+        #expect(run.out.contains("bodyBase64"))
+        let words = run.out.split(whereSeparator: { $0 == " " || $0 == "\n" }).joined(separator: " ")
+        #expect(words.contains("background revalidations"))
     }
 }
