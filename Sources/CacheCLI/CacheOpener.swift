@@ -73,11 +73,11 @@ enum CacheOpener {
     }
 }
 
-/// Weak references to every cache the tool opened, so `main` can wait for them to close before `exit`.
+/// Weak references to every cache the tool opened, so `main` can close them before `exit`.
 ///
-/// A `DownloadCache` closes its store in `deinit` (that removes the store's live-session marker). Background work
-/// that finishes just after a command returns (e.g. the coalescer's task releasing its closure) can hold the last
-/// reference for a moment; exiting then would leave the marker and make the next open run unclean-shutdown recovery.
+/// Closing explicitly (``DownloadCache/close()``: waits for background revalidations, then closes the store, which
+/// flushes its counters, removes its live-session marker and unlocks) makes a normal exit a clean shutdown whatever
+/// still holds a reference; otherwise the next open would run unclean-shutdown recovery.
 enum OpenedCaches {
     private final class WeakBox: @unchecked Sendable {
         weak var cache: DownloadCache?
@@ -90,19 +90,13 @@ enum OpenedCaches {
         boxes.withLock { $0.append(WeakBox(cache)) }
     }
 
-    /// Waits until every registered cache is deinitialised, polling every millisecond for at most `timeout` seconds.
-    /// - Returns: whether all were released in time.
-    @discardableResult
-    static func waitUntilReleased(timeout: TimeInterval) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while true {
-            let alive = boxes.withLock { list -> Bool in
-                list.removeAll { $0.cache == nil }
-                return !list.isEmpty
-            }
-            if !alive { return true }
-            if Date() >= deadline { return false }
-            usleep(1_000)
+    /// Closes every registered cache that is still alive (each waits for its background work first) and forgets them.
+    static func closeAll() async {
+        let alive = boxes.withLock { list -> [DownloadCache] in
+            let caches = list.compactMap(\.cache)
+            list.removeAll()
+            return caches
         }
+        for cache in alive { await cache.close() }
     }
 }

@@ -32,19 +32,20 @@ public enum CommandLineTool {
 
     /// Runs the tool synchronously with `arguments` (argv, including the program name) and returns the exit code.
     ///
-    /// Blocks the calling thread until the asynchronous work finishes and the opened cache has closed (at most
-    /// 2 seconds more), so the store's clean-shutdown bookkeeping runs before `exit`; `main.swift` calls this.
+    /// Blocks the calling thread until the asynchronous work finishes and every opened cache is closed (background
+    /// revalidations awaited, the store's clean-shutdown bookkeeping done) so `exit` leaves a clean cache;
+    /// `main.swift` calls this.
     public static func main(arguments: [String]) -> Int32 {
         let box = Mutex<Int32>(exitFailure)
         let done = DispatchSemaphore(value: 0)
         let args = arguments
         Task.detached {
             let code = await run(arguments: args, environment: .process)
+            await OpenedCaches.closeAll()
             box.withLock { $0 = code }
             done.signal()
         }
         done.wait()
-        OpenedCaches.waitUntilReleased(timeout: 2)
         return box.withLock { $0 }
     }
 

@@ -68,24 +68,29 @@ public enum VerifyCommand: Command {
             if let meta = StoredEntryMetadata.decode(info.metadata) { urls[info.key] = meta.url }
         }
         let report = cache.store.verify(repair: repair)
-        let problems = report.problems.map { problem -> (url: String?, kind: String, detail: String) in
+        let problems = report.problems.map { problem -> (url: String?, kind: String, detail: String, kept: Bool) in
             let url = problem.key.flatMap { urls[$0] ?? $0.primary }
-            return (url, problem.kind, problem.detail)
+            return (url, problem.kind, problem.detail, problem.isKept)
         }
-        let fixed = repair && report.repaired >= problems.count
+        // A repair succeeded when every problem was fixed or deliberately kept (e.g. a young file another live
+        // process may be about to commit).
+        let fixed = repair && report.unresolved == 0
         if parsed.flag("json") {
             let object: [String: Any] = [
                 "checked": report.checked,
                 "ok": report.ok,
-                "problems": problems.map { ["url": JSONOutput.orNull($0.url), "kind": $0.kind, "detail": $0.detail] },
+                "problems": problems.map {
+                    ["url": JSONOutput.orNull($0.url), "kind": $0.kind, "detail": $0.detail, "kept": $0.kept] as [String: Any]
+                },
                 "repaired": report.repaired,
+                "kept": report.kept,
             ]
             context.console.out(try JSONOutput.line(object))
         } else {
-            for p in problems { context.console.out("\(p.kind): \(p.url ?? "-"): \(p.detail)") }
+            for p in problems { context.console.out("\(p.kind): \(p.url ?? "-"): \(p.detail)\(p.kept ? " (kept)" : "")") }
             let verdict = report.ok ? "ok" : "\(problems.count) problem\(problems.count == 1 ? "" : "s")"
             context.console.out("checked \(report.checked) \(report.checked == 1 ? "entry" : "entries"): \(verdict)"
-                + (repair ? ", repaired \(report.repaired)" : ""))
+                + (repair ? ", repaired \(report.repaired)" : "") + (report.kept > 0 ? ", kept \(report.kept)" : ""))
         }
         return report.ok || fixed ? 0 : 1
     }

@@ -69,4 +69,30 @@ import CacheTestSupport
         #expect(whole.status == 0)
         #expect(whole.out.count == 4_000_000)
     }
+
+    /// A normal exit is a clean shutdown: every opened cache is closed before `exit`, so no live-session marker is
+    /// left in `sessions/` and the next open runs no unclean-shutdown recovery (QA: 3 of 10 runs against a slow
+    /// origin used to leave the marker). Each run also sees the previous run's stored response.
+    @Test(.enabled(if: binary != nil, "dlcache is not built next to the test bundle"))
+    func normalExitLeavesNoSessionMarker() async throws {
+        let origin = try OriginServer()
+        defer { origin.stop() }
+        try await origin.configure(path: "/slow", headers: [("Cache-Control", "no-cache"), ("ETag", "\"v1\"")],
+                                   body: "slow body", etag: "\"v1\"", delay: 0.3)
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-exe-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let env = ["DLCACHE_DIR": dir.path, "HOME": dir.path]
+        let sessions = dir.appendingPathComponent("default/sessions")
+        for _ in 0..<6 {
+            let result = try Self.run(["get", origin.url("/slow").absoluteString], env: env)
+            #expect(result.status == 0)
+            #expect(String(decoding: result.out, as: UTF8.self) == "slow body")
+            let markers = (try? FileManager.default.contentsOfDirectory(atPath: sessions.path)) ?? []
+            #expect(markers.isEmpty, "session markers left after a normal exit: \(markers)")
+        }
+        // One full download, then only conditional requests answered 304 (the stored response was kept each time).
+        let hits = try await origin.hits("/slow")
+        #expect(hits.total == 6)
+        #expect(hits.notModified == 5)
+    }
 }

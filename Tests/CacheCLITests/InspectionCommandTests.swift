@@ -171,7 +171,7 @@ import HTTPCacheSemantics
 
         let clean = await cli.run(["verify", "--json"])
         #expect(clean.code == 0)
-        #expect(clean.out == #"{"checked":1,"ok":true,"problems":[],"repaired":0}"# + "\n")
+        #expect(clean.out == #"{"checked":1,"kept":0,"ok":true,"problems":[],"repaired":0}"# + "\n")
 
         let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
         try handle.seek(toOffset: 1000)
@@ -186,6 +186,7 @@ import HTTPCacheSemantics
         #expect(problems.count == 1)
         #expect(problems.first?["url"] as? String == url)
         #expect(problems.first?["kind"] as? String == "checksum")
+        #expect(problems.first?["kept"] as? Bool == false)
 
         let repaired = await cli.run(["verify", "--repair"])
         #expect(repaired.code == 0)
