@@ -272,6 +272,14 @@ public final class CacheStore: Sendable {
         }
     }
 
+    /// Counts a lookup a caller resolved itself (through ``variants(forPrimaryKey:)`` / ``bodyFileURL(for:)``, which
+    /// count nothing) as a disk-tier hit or miss, so ``statistics`` reflects what callers found. ``entry(for:)``
+    /// counts its own lookups; don't record those again. No I/O beyond the periodic counter flush.
+    public func recordLookup(hit: Bool) {
+        if hit { diskHits.add(1, ordering: .relaxed) } else { diskMisses.add(1, ordering: .relaxed) }
+        flushAccountingIfDue(now: configuration.currentTime())
+    }
+
     /// Every stored variant of `primary`, ordered by variant; `[]` when none or unreadable.
     public func variants(forPrimaryKey primary: String) -> [EntryInfo] {
         do {

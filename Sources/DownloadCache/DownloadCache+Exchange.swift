@@ -9,6 +9,7 @@ extension DownloadCache {
         let now = configuration.now()
         let evaluation = configuration.evaluationOptions(options)
         let stored = options.readFromCache ? candidates(for: request).first : nil
+        if options.readFromCache && stored == nil { store.recordLookup(hit: false) }  // a miss in `dlcache stats`
         let decision = RFC9111.evaluate(request: request, stored: stored?.metadata.stored, now: now, options: evaluation)
         switch decision {
         case .useStored(let reason):

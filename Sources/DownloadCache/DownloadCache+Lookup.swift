@@ -87,6 +87,7 @@ extension DownloadCache {
             }
             body = .file(url)
             blobURL = url
+            store.recordLookup(hit: true)   // entry(for:) counts the in-memory path itself
         }
         let (age, fresh) = freshness(of: stored, now: now, options: options)
         if source == .cache || source == .revalidated {

@@ -82,6 +82,7 @@ import DownloadCache
         }
         #expect(object["entries"] as? Int == 2)
         #expect(object["hits"] as? Int == 3, "hits are lifetime totals over the five runs")
+        #expect(object["misses"] as? Int == 2, "the first get of /a and of /b found nothing stored")
         let text = await cli.run(["stats"])
         #expect(text.out.contains("lifetime total"))
         #expect(!text.out.contains("since this process opened"))
