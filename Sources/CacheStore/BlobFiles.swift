@@ -229,6 +229,33 @@ struct BlobFiles: Sendable {
         return (data, FileIdentity(info))
     }
 
+    /// Checks blob `id` on disk: its size against `expectedSize` on every call, its crc32 (streamed) against
+    /// `checksum` unless `isVerified` says this version of the file was checked already.
+    /// - Returns: the identity of the file the crc32 was computed from, or nil when `isVerified` skipped it.
+    /// - Throws: `CacheStoreError`: `.notFound` when absent, `.io` on a size or checksum mismatch or a read error.
+    func checkBlob(_ id: String, expectedSize: Int64, checksum: UInt32,
+                   isVerified: (FileIdentity) -> Bool) throws(CacheStoreError) -> FileIdentity? {
+        let path = blobPath(id)
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw CacheStoreError.posix(errno, "open \(path)") }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw CacheStoreError.posix(errno, "fstat \(path)") }
+        guard Int64(info.st_size) == expectedSize else {
+            throw CacheStoreError(.io, "size of \(path) is \(info.st_size), index says \(expectedSize)")
+        }
+        let identity = FileIdentity(info)
+        if isVerified(identity) { return nil }
+        let (size, crc) = try Self.sizeAndChecksum(fd: fd, path: path)
+        guard size == expectedSize else {
+            throw CacheStoreError(.io, "size mismatch: stored \(expectedSize), read \(size)")
+        }
+        guard crc == checksum else {
+            throw CacheStoreError(.io, "checksum mismatch: stored \(checksum), computed \(crc)")
+        }
+        return identity
+    }
+
     /// zlib crc32 of `data`.
     static func checksum(_ data: Data, seed: UInt32 = 0) -> UInt32 {
         data.withUnsafeBytes { raw -> UInt32 in
@@ -243,6 +270,13 @@ struct BlobFiles: Sendable {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw CacheStoreError.posix(errno, "open \(path)") }
         defer { close(fd) }
+        return try sizeAndChecksum(fd: fd, path: path)
+    }
+
+    /// Size in bytes and zlib crc32 of what is left to read of the open file `fd` (named `path` in errors),
+    /// read in 1 MiB chunks (never whole in memory).
+    /// - Throws: `CacheStoreError` from `read`.
+    static func sizeAndChecksum(fd: Int32, path: String) throws(CacheStoreError) -> (size: Int64, crc: UInt32) {
         let chunk = 1 << 20
         let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: chunk)
         defer { buffer.deallocate() }

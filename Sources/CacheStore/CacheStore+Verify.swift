@@ -4,6 +4,49 @@ import Glibc
 #endif
 
 extension CacheStore {
+    /// The blob file holding `key`'s body, checked against the index first, for callers that serve the file by path
+    /// (DESIGN: a body that does not match its entry is never served).
+    ///
+    /// The size is checked on every call (one `fstat`); the crc32 is streamed from the file in 1 MiB chunks (never
+    /// whole in memory) only when this process has not verified this version of the file yet — the same
+    /// per-file-identity cache as ``entry(for:)``. Counts a disk-tier hit or miss like ``entry(for:)`` and refreshes
+    /// the last-access time on a hit.
+    /// - Parameter expected: when given, the entry the caller looked up earlier; if the stored entry's size or
+    ///   checksum differ from it (replaced concurrently since) the call is a miss and nothing is removed.
+    /// - Returns: nil on a miss: the entry is absent, its body is inline, it no longer matches `expected`, or its
+    ///   blob is missing, truncated or damaged — then the entry is removed, as ``entry(for:)`` does.
+    public func verifiedBodyFileURL(for key: StoreKey, matching expected: EntryInfo? = nil) -> URL? {
+        let now = configuration.currentTime()
+        defer { flushAccountingIfDue(now: now) }  // after the hit or miss below is counted
+        let generationNow = generation.isShared ? generation.current : nil
+        let row: IndexRow?
+        do {
+            row = try withIndex { (index: StoreIndex) throws(CacheStoreError) -> IndexRow? in
+                let row = try index.row(for: key, withBody: false, generation: generationNow)
+                if row?.blobID != nil, !isReadOnly { index.pendingTouches[key] = now.timeIntervalSince1970 }
+                return row
+            }
+        } catch {
+            if !closedFlag.load(ordering: .relaxed) { log("verifiedBodyFileURL(\(key)): index read failed: \(error)") }
+            row = nil
+        }
+        guard let row, let blob = row.blobID,
+              expected.map({ $0.checksum == row.info.checksum && $0.bodySize == row.info.bodySize }) ?? true else {
+            diskMisses.add(1, ordering: .relaxed)
+            return nil
+        }
+        do {
+            try verifyBlobFile(blob, of: row)
+        } catch {
+            log("verifiedBodyFileURL(\(key)): dropping unreadable entry: \(error)")
+            drop(key, blobID: blob)
+            diskMisses.add(1, ordering: .relaxed)
+            return nil
+        }
+        diskHits.add(1, ordering: .relaxed)
+        return URL(fileURLWithPath: files.blobPath(blob))
+    }
+
     /// Reads every body and checks it against the index: checksum and size of each body, blob files missing,
     /// blob files no row names (orphans, directories included), pending rows, and the totals against `SUM(size)`.
     ///

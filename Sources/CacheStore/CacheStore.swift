@@ -245,16 +245,30 @@ public final class CacheStore: Sendable {
         guard crc == row.info.checksum else {
             throw CacheStoreError(.io, "checksum mismatch: stored \(row.info.checksum), computed \(crc)")
         }
-        if let blob = row.blobID, let identity {
-            verifiedBlobs.withLock { verified in
-                if verified.count >= 100_000 { verified.removeAll(keepingCapacity: true) }
-                verified[blob] = identity
-            }
+        if let blob = row.blobID, let identity { rememberVerified(blob, identity: identity) }
+    }
+
+    /// Checks the blob file of `row` (which has `blob`) against the row's size on every call and its crc32 (streamed
+    /// from the file) unless this version of the file was verified already — the cache `verify(_:of:identity:)` uses.
+    /// - Throws: `CacheStoreError` — `.io` on a mismatch, `.notFound` when the file is missing, `.io` on a read error.
+    func verifyBlobFile(_ blob: String, of row: IndexRow) throws(CacheStoreError) {
+        let identity = try files.checkBlob(blob, expectedSize: row.info.bodySize, checksum: row.info.checksum) {
+            identity in verifiedBlobs.withLock { $0[blob] == identity }
+        }
+        if let identity { rememberVerified(blob, identity: identity) }
+    }
+
+    /// Records that blob `blob` matched its row while the file had `identity` (bounded: cleared when full).
+    private func rememberVerified(_ blob: String, identity: BlobFiles.FileIdentity) {
+        verifiedBlobs.withLock { verified in
+            if verified.count >= 100_000 { verified.removeAll(keepingCapacity: true) }
+            verified[blob] = identity
         }
     }
 
     /// The blob file holding `key`'s body, or nil when the body is stored inline or the entry is absent.
-    /// The file is immutable; its checksum is not re-verified here. Refreshes the last-access time.
+    /// The file is immutable; its checksum is not re-verified here (``verifiedBodyFileURL(for:matching:)`` does).
+    /// Refreshes the last-access time.
     public func bodyFileURL(for key: StoreKey) -> URL? {
         let now = configuration.currentTime()
         defer { flushAccountingIfDue(now: now) }

@@ -70,24 +70,12 @@ extension DownloadCache {
             body = .data(entry.body)
             blobURL = nil
         } else {
-            guard let url = store.bodyFileURL(for: candidate.key) else { return nil }
-            // The store does not verify a blob it hands out by path: check size and crc32 here (DESIGN: a body
-            // that does not match its index entry is never served; the entry is removed and it is a miss).
-            if let problem = blobVerifier.problem(with: url, size: size, checksum: candidate.info.checksum) {
-                blobVerifier.forget(url)
-                if let current = store.info(for: candidate.key),
-                   current.checksum != candidate.info.checksum || current.bodySize != size {
-                    return nil   // replaced concurrently since the lookup: a miss, but not damage
-                }
-                configuration.log("dropping damaged stored body of \(candidate.key): \(problem)")
-                do { try store.remove(candidate.key) } catch {
-                    configuration.log("cannot remove damaged entry \(candidate.key): \(ErrorWords.describe(error))")
-                }
-                return nil
-            }
+            // The store checks size and crc32 (DESIGN: a body that does not match its index entry is never
+            // served; a damaged entry is removed and it is a miss). An entry replaced concurrently since the
+            // lookup no longer matches the candidate: a miss, but not damage (nothing is removed).
+            guard let url = store.verifiedBodyFileURL(for: candidate.key, matching: candidate.info) else { return nil }
             body = .file(url)
             blobURL = url
-            store.recordLookup(hit: true)   // entry(for:) counts the in-memory path itself
         }
         let (age, fresh) = freshness(of: stored, now: now, options: options)
         if source == .cache || source == .revalidated {

@@ -22,7 +22,6 @@ public final class DownloadCache: Sendable {
     let eventHub = EventHub<CacheEvent>()
     let progressHub = ProgressHub()
     let metadataCache = MetadataDecodeCache()
-    let blobVerifier = BlobVerifier()
     /// Directory where bodies land before they are stored or handed over: the store's own `tmp/` (same file
     /// system as `blobs/`, so storing is a rename, and emptied by CacheStore's recovery when a process opens the
     /// namespace alone, so a download cut by SIGINT or a crash never lingers). Only when that directory is not

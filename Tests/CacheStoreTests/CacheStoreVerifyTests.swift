@@ -38,6 +38,44 @@ import Testing
         #expect(log.lines.contains { $0.contains("dropping unreadable entry") })
     }
 
+    @Test(arguments: [Damage.flip, .truncate])
+    func aDamagedBodyFileIsNotHandedOutByPath(kind: Damage) throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let log = LogSink()
+        var config = testConfiguration(dir, log: log)
+        config.maxMemoryBytes = 0
+        let store = try CacheStore(configuration: config)
+        let key = StoreKey(primary: "k")
+        try store.store(bytes(40_000), metadata: Data(), for: key)
+        let url = try #require(store.bodyFileURL(for: key))
+        #expect(store.verifiedBodyFileURL(for: key) == url)  // verified once: remembered by file identity
+        #expect(store.verifiedBodyFileURL(for: key, matching: store.info(for: key)) == url)
+        try damage(url, kind)
+        #expect(store.verifiedBodyFileURL(for: key) == nil)
+        #expect(store.info(for: key) == nil)
+        #expect(!FileManager.default.fileExists(atPath: url.path))
+        #expect(store.statistics.diskHits == 2 && store.statistics.diskMisses == 1)
+        #expect(store.statistics.diskBytes == 0)
+        #expect(log.lines.contains { $0.contains("dropping unreadable entry") })
+    }
+
+    @Test func aReplacedEntryIsAMissNotDamage() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        var config = testConfiguration(dir)
+        config.maxMemoryBytes = 0
+        let store = try CacheStore(configuration: config)
+        let key = StoreKey(primary: "k")
+        try store.store(bytes(40_000), metadata: Data(), for: key)
+        let old = try #require(store.info(for: key))
+        try store.store(bytes(40_000, seed: 7), metadata: Data(), for: key)
+        #expect(store.verifiedBodyFileURL(for: key, matching: old) == nil)
+        #expect(store.verifiedBodyFileURL(for: key) != nil, "the new entry is kept")
+        #expect(store.verifiedBodyFileURL(for: StoreKey(primary: "absent")) == nil)
+        #expect(store.statistics.diskHits == 1 && store.statistics.diskMisses == 2)
+    }
+
     @Test func aDamagedInlineBodyIsAMiss() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
