@@ -49,43 +49,8 @@ enum ErrorWords {
         return result
     }
 
-    /// The standard reason phrase of `status` (RFC 9110 §15), or "" for an unknown code.
+    /// The standard reason phrase of `status` (RFC 9110 §15, ``HTTPStatusText``'s table), or "" for an unknown code.
     static func reasonPhrase(_ status: Int) -> String {
-        switch status {
-        case 200: return "OK"
-        case 201: return "Created"
-        case 202: return "Accepted"
-        case 203: return "Non-Authoritative Information"
-        case 204: return "No Content"
-        case 206: return "Partial Content"
-        case 300: return "Multiple Choices"
-        case 301: return "Moved Permanently"
-        case 302: return "Found"
-        case 303: return "See Other"
-        case 304: return "Not Modified"
-        case 307: return "Temporary Redirect"
-        case 308: return "Permanent Redirect"
-        case 400: return "Bad Request"
-        case 401: return "Unauthorized"
-        case 403: return "Forbidden"
-        case 404: return "Not Found"
-        case 405: return "Method Not Allowed"
-        case 406: return "Not Acceptable"
-        case 408: return "Request Timeout"
-        case 409: return "Conflict"
-        case 410: return "Gone"
-        case 412: return "Precondition Failed"
-        case 413: return "Content Too Large"
-        case 414: return "URI Too Long"
-        case 415: return "Unsupported Media Type"
-        case 416: return "Range Not Satisfiable"
-        case 429: return "Too Many Requests"
-        case 500: return "Internal Server Error"
-        case 501: return "Not Implemented"
-        case 502: return "Bad Gateway"
-        case 503: return "Service Unavailable"
-        case 504: return "Gateway Timeout"
-        default: return ""
-        }
+        HTTPStatusText.standardText(for: status) ?? ""
     }
 }

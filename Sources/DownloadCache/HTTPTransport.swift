@@ -121,7 +121,8 @@ public protocol HTTPTransport: Sendable {
               progress: (@Sendable (Int64, Int64?) -> Void)?) async throws(TransportError) -> TransportResponse
 }
 
-/// Reason phrases for status codes (RFC 9110 §15), since URLSession does not expose the received one.
+/// Reason phrases for status codes (RFC 9110 §15), since URLSession does not expose the received one; also the
+/// phrase in messages such as "HTTP 404 Not Found" (`DownloadError.description`) and for curl's empty reason.
 public enum HTTPStatusText {
     /// The standard reason phrase for `status`, or `"Status <n>"` for an unknown code.
     public static func text(for status: Int) -> String {
@@ -150,8 +151,15 @@ public enum HTTPStatusText {
         case 403: return "Forbidden"
         case 404: return "Not Found"
         case 405: return "Method Not Allowed"
+        case 406: return "Not Acceptable"
+        case 408: return "Request Timeout"
+        case 409: return "Conflict"
         case 410: return "Gone"
+        case 412: return "Precondition Failed"
+        case 413: return "Content Too Large"
         case 414: return "URI Too Long"
+        case 415: return "Unsupported Media Type"
+        case 416: return "Range Not Satisfiable"
         case 429: return "Too Many Requests"
         case 500: return "Internal Server Error"
         case 501: return "Not Implemented"

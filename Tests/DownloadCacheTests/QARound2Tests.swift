@@ -105,6 +105,10 @@ import Testing
     /// QA2 item 5: error descriptions read as words, never Swift case dumps.
     @Test func errorDescriptionsAreWords() async throws {
         #expect(DownloadError(.http(status: 404), "").description == "HTTP 404 Not Found")
+        // One reason-phrase table serves error words and transports' status text (RFC 9110 §15).
+        #expect(DownloadError(.http(status: 412), "").description == "HTTP 412 Precondition Failed")
+        #expect(HTTPStatusText.text(for: 416) == "Range Not Satisfiable")
+        #expect(HTTPStatusText.text(for: 299) == "Status 299")
         #expect(!DownloadError(.timedOut, "timed out").description.contains("DownloadError"))
         #expect(TransportError.truncated(expected: -1, received: 4196).description
                     == "truncated body: connection closed after 4196 bytes of a chunked body")
