@@ -24,21 +24,31 @@ public enum ErrorText {
     /// `HTTP 500 (origin answered 500 Internal Server Error)`, `cannot connect (...)`, ... for a client error.
     public static func describe(_ error: DownloadError) -> String {
         let detail = clean(error.detail)
-        let what: String
-        switch error.code {
-        case .connectionFailed: what = "cannot connect"
-        case .timedOut: what = "timed out"
-        case .cancelled: what = "cancelled"
-        case .notCached: what = "not cached"
-        case .truncated: what = "body truncated"
-        case .invalidURL: what = "invalid URL"
-        case .storage: what = "storage error"
-        case .http(let status): what = "HTTP \(status)"
-        case .tooManyRedirects: what = "too many redirects"
-        case .other: what = "failed"
-        }
+        let what = words(error.code)
         return detail.isEmpty ? what : "\(what) (\(detail))"
     }
+
+    /// The words for a client error code (`cannot connect`, `HTTP 500`, ...).
+    static func words(_ code: DownloadError.Code) -> String {
+        switch code {
+        case .connectionFailed: return "cannot connect"
+        case .timedOut: return "timed out"
+        case .cancelled: return "cancelled"
+        case .notCached: return "not cached"
+        case .truncated: return "body truncated"
+        case .invalidURL: return "invalid URL"
+        case .storage: return "storage error"
+        case .http(let status): return "HTTP \(status)"
+        case .tooManyRedirects: return "too many redirects"
+        case .other: return "failed"
+        }
+    }
+
+    /// The client error codes without a payload, by their Swift case name (`timedOut`), for ``clean(_:)``.
+    private static let namedCodes: [String: String] = Dictionary(uniqueKeysWithValues: [
+        DownloadError.Code.connectionFailed, .timedOut, .cancelled, .notCached, .truncated, .invalidURL, .storage,
+        .tooManyRedirects, .other,
+    ].map { ("\($0)", words($0)) })
 
     /// A Foundation error in words: the POSIX reason when there is one (`Is a directory`), else the
     /// common Cocoa file errors by name, else the localized description.
@@ -84,10 +94,7 @@ public enum ErrorText {
             result = result.replacingOccurrences(of: "CacheStoreError.\(code.rawValue)", with: words(code))
         }
         result = replace(#"DownloadError\.http\(status: (\d+)\)"#, in: result) { "HTTP \($0[1])" }
-        let codes = ["connectionFailed": "cannot connect", "timedOut": "timed out", "cancelled": "cancelled",
-                     "notCached": "not cached", "truncated": "body truncated", "invalidURL": "invalid URL",
-                     "storage": "storage error", "tooManyRedirects": "too many redirects", "other": "failed"]
-        result = replace(#"DownloadError\.(\w+)"#, in: result) { codes[$0[1]] ?? $0[1] }
+        result = replace(#"DownloadError\.(\w+)"#, in: result) { namedCodes[$0[1]] ?? $0[1] }
         // The library names policies by their Swift case (`policy dontLoad`); the CLI spells them `dont-load`.
         for (name, policy) in PolicyName.table {
             result = result.replacingOccurrences(of: "policy \(policy) ", with: "policy \(name) ")

@@ -112,6 +112,7 @@ import DownloadCache
          "permission denied: mkdir /c/blobs: Permission denied (errno 13)"),
         ("x: DownloadError.http(status: 500): origin answered 500", "x: HTTP 500: origin answered 500"),
         ("DownloadError.connectionFailed: refused", "cannot connect: refused"),
+        ("DownloadError.timedOut after DownloadError.tooManyRedirects", "timed out after too many redirects"),
         (#"write: Error Domain=NSCocoaErrorDomain Code=640 "disk is full" UserInfo={NSFilePath=/x}"#, "write: disk is full"),
         ("a\nb", "a b"),
     ])
