@@ -18,7 +18,7 @@ final class DataExchange: Sendable {
         case done(Result<TransportResponse, TransportError>)
     }
 
-    private struct State {
+    struct State: ExchangeTaskState {
         var task: URLSessionTask?
         var continuation: CheckedContinuation<Outcome, Never>?
         var response: HTTPURLResponse?
@@ -54,32 +54,13 @@ final class DataExchange: Sendable {
             state.progress = progress
         }
         delegate.register(self, taskIdentifier: task.taskIdentifier)
-        if let total = request.timeout, total > 0 {
-            let box = UncheckedTask(task: task)
-            DispatchQueue.global().asyncAfter(deadline: .now() + total) { [weak self] in
-                guard let self else { return }
-                let running = self.state.withLock { state -> Bool in
-                    if !state.finished { state.expired = true }
-                    return !state.finished
-                }
-                if running { box.task.cancel() }
-            }
-        }
-        task.resume()
-        let cancelled = state.withLock { state -> Bool in
-            state.resumed = true
-            return state.cancelRequested
-        }
-        if cancelled { task.cancel() }
+        armTotalTimeout(task)
+        resume(task)
     }
 
-    /// Cancels the exchange (the caller's task was cancelled).
-    func cancel() {
-        let task = state.withLock { state -> URLSessionTask? in
-            state.cancelRequested = true
-            return state.resumed ? state.task : nil
-        }
-        task?.cancel()
+    /// Runs `body` with the state under the lock (``TaskLifecycleExchange``: timeout, resume, `cancel()`).
+    func withTaskState<R: Sendable>(_ body: (inout State) -> R) -> R {
+        state.withLock { body(&$0) }
     }
 
     /// The response head arrived: a body announced small collects in memory, any other streams to the body file.

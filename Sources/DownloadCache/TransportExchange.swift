@@ -8,7 +8,7 @@ import Synchronization
 /// One URLSession exchange of ``URLSessionTransport``: owns the task, polls its progress, enforces the total
 /// timeout, and turns libcurl's outcome into a ``TransportResponse`` or a classified ``TransportError``.
 final class TransportExchange: Sendable {
-    private struct State {
+    struct State: ExchangeTaskState {
         var task: URLSessionTask?
         var expired = false
         var finished = false
@@ -41,16 +41,7 @@ final class TransportExchange: Sendable {
             state.progress = progress
         }
         delegate.register(self, taskIdentifier: task.taskIdentifier)
-        if let total = request.timeout, total > 0 {
-            DispatchQueue.global().asyncAfter(deadline: .now() + total) { [weak self] in
-                guard let self else { return }
-                let running = self.state.withLock { state -> Bool in
-                    if !state.finished { state.expired = true }
-                    return !state.finished
-                }
-                if running { box.task.cancel() }
-            }
-        }
+        armTotalTimeout(task)
         if let progress {
             let poller = Task { [weak self] in
                 var last: Int64 = -1
@@ -67,23 +58,12 @@ final class TransportExchange: Sendable {
             }
             state.withLock { $0.poller = poller }
         }
-        task.resume()
-        // A cancel that arrived before resume() only recorded itself (cancelling a task that was never
-        // resumed does not stick on Linux): apply it now.
-        let cancelled = state.withLock { state -> Bool in
-            state.resumed = true
-            return state.cancelRequested
-        }
-        if cancelled { task.cancel() }
+        resume(task)
     }
 
-    /// Cancels the exchange (the caller's task was cancelled).
-    func cancel() {
-        let task = state.withLock { state -> URLSessionTask? in
-            state.cancelRequested = true
-            return state.resumed ? state.task : nil
-        }
-        task?.cancel()
+    /// Runs `body` with the state under the lock (``TaskLifecycleExchange``: timeout, resume, `cancel()`).
+    func withTaskState<R: Sendable>(_ body: (inout State) -> R) -> R {
+        state.withLock { body(&$0) }
     }
 
     /// Moves the downloaded file onto `bodyFile` and classifies the outcome.

@@ -122,8 +122,8 @@ protocol RoutedExchange: AnyObject, Sendable {
     var request: TransportRequest { get }
 }
 
-extension TransportExchange: RoutedExchange {}
-extension DataExchange: RoutedExchange {}
+extension TransportExchange: TaskLifecycleExchange {}
+extension DataExchange: TaskLifecycleExchange {}
 
 /// The session delegate: decides redirects per task, and drives the data-task fast path (response head,
 /// chunks, completion). Completion-handler download tasks only use its redirect callback.

@@ -1,0 +1,63 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The part of an exchange's locked state that tracks its URLSession task's lifecycle.
+protocol ExchangeTaskState {
+    /// The task, once started.
+    var task: URLSessionTask? { get set }
+    /// True when the total timeout fired before the task finished (a cancellation then reads as a timeout).
+    var expired: Bool { get set }
+    /// True once the task's completion was handled.
+    var finished: Bool { get set }
+    /// True when `cancel()` was called (possibly before the task was resumed).
+    var cancelRequested: Bool { get set }
+    /// True once the task was resumed.
+    var resumed: Bool { get set }
+}
+
+/// The task lifecycle both URLSession exchanges (``DataExchange``, ``TransportExchange``) share: the total
+/// timeout, resuming with a cancel that arrived early, and cancelling.
+protocol TaskLifecycleExchange: RoutedExchange {
+    associatedtype TaskState: ExchangeTaskState
+    /// Runs `body` with the exchange's state under its lock.
+    func withTaskState<R: Sendable>(_ body: (inout TaskState) -> R) -> R
+}
+
+extension TaskLifecycleExchange {
+    /// Cancels `task` and marks the exchange expired when it is still running `request.timeout` seconds from now
+    /// (no timer when the timeout is nil or not positive).
+    func armTotalTimeout(_ task: URLSessionTask) {
+        guard let total = request.timeout, total > 0 else { return }
+        let box = UncheckedTask(task: task)
+        DispatchQueue.global().asyncAfter(deadline: .now() + total) { [weak self] in
+            guard let self else { return }
+            let running = self.withTaskState { state -> Bool in
+                if !state.finished { state.expired = true }
+                return !state.finished
+            }
+            if running { box.task.cancel() }
+        }
+    }
+
+    /// Resumes `task`. A cancel that arrived before resume() only recorded itself (cancelling a task that was
+    /// never resumed does not stick on Linux): it is applied now.
+    func resume(_ task: URLSessionTask) {
+        task.resume()
+        let cancelled = withTaskState { state -> Bool in
+            state.resumed = true
+            return state.cancelRequested
+        }
+        if cancelled { task.cancel() }
+    }
+
+    /// Cancels the exchange (the caller's task was cancelled); before the task is resumed, only records it.
+    func cancel() {
+        let task = withTaskState { state -> UncheckedTask? in
+            state.cancelRequested = true
+            return state.resumed ? state.task.map(UncheckedTask.init(task:)) : nil
+        }
+        task?.task.cancel()
+    }
+}
