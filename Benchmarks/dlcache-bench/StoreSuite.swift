@@ -1,4 +1,5 @@
 import CacheStore
+import CacheTestSupport
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -115,20 +116,10 @@ enum StoreChildWriter {
         exit(0)
     }
 
-    /// The deterministic body of write `index` by writer `seed`: 0–50,000 bytes (inline and file-backed sizes).
+    /// The deterministic body of write `index` by writer `seed` (``ChildWriterData/body(seed:index:)``, shared
+    /// with the tests that check what the child wrote).
     static func body(seed: Int, index: Int) -> Data {
-        let size = (index &* 7_919 &+ seed &* 104_729) % 50_000
-        var data = Data(count: size)
-        var x = UInt64(truncatingIfNeeded: seed &* 1_000_003 &+ index) | 1
-        data.withUnsafeMutableBytes { (raw: UnsafeMutableRawBufferPointer) in
-            for i in 0..<size {
-                x ^= x << 13
-                x ^= x >> 7
-                x ^= x << 17
-                raw[i] = UInt8(truncatingIfNeeded: x)
-            }
-        }
-        return data
+        ChildWriterData.body(seed: seed, index: index)
     }
 }
 

@@ -1,3 +1,4 @@
+import CacheTestSupport
 import Foundation
 import Testing
 @testable import CacheStore
@@ -16,20 +17,9 @@ let childWriterBinary: URL? = {
     return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
 }()
 
-/// Same generator as `StoreChildWriter.body(seed:index:)` in Benchmarks/dlcache-bench/StoreSuite.swift.
+/// The body the child writer wrote for `(seed, index)` (the child's own generator, from CacheTestSupport).
 func childBody(seed: Int, index: Int) -> Data {
-    let size = (index &* 7_919 &+ seed &* 104_729) % 50_000
-    var data = Data(count: size)
-    var x = UInt64(truncatingIfNeeded: seed &* 1_000_003 &+ index) | 1
-    data.withUnsafeMutableBytes { (raw: UnsafeMutableRawBufferPointer) in
-        for i in 0..<size {
-            x ^= x << 13
-            x ^= x >> 7
-            x ^= x << 17
-            raw[i] = UInt8(truncatingIfNeeded: x)
-        }
-    }
-    return data
+    ChildWriterData.body(seed: seed, index: index)
 }
 
 /// `(seed, index)` of a child-written entry, from its metadata `"<seed>:<index>"`.
