@@ -84,13 +84,8 @@ struct DownloadCacheReadmeExampleTests {
 
     @Test("README.md's \"Library\" snippet is this file's README block, verbatim")
     func readmeMatches() throws {
-        let thisFile = URL(fileURLWithPath: #filePath)
-        let root = thisFile.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
-        let source = try String(contentsOf: thisFile, encoding: .utf8)
-        let begin = try #require(source.range(of: "// BEGIN README\n"))
-        let end = try #require(source.range(of: "// END README\n", range: begin.upperBound..<source.endIndex))
-        let snippet = String(source[begin.upperBound..<end.lowerBound])
+        let (readme, found) = try ReadmeSnippet.load(from: #filePath)
+        let snippet = try #require(found)
         #expect(snippet.contains("cache.prefetch("))
         #expect(readme.contains("## Library"))
         #expect(readme.contains("```swift\nimport DownloadCache\n\n" + snippet + "```"))

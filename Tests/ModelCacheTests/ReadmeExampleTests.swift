@@ -1,3 +1,4 @@
+import CacheTestSupport
 import Foundation
 import Testing
 import ModelCache
@@ -80,13 +81,8 @@ struct ReadmeExampleTests {
 
     @Test("README.md's \"Model cache\" snippet is this file's README block, verbatim")
     func readmeMatches() throws {
-        let thisFile = URL(fileURLWithPath: #filePath)
-        let root = thisFile.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
-        let source = try String(contentsOf: thisFile, encoding: .utf8)
-        let begin = try #require(source.range(of: "// BEGIN README\n"))
-        let end = try #require(source.range(of: "// END README\n", range: begin.upperBound..<source.endIndex))
-        let snippet = String(source[begin.upperBound..<end.lowerBound])
+        let (readme, found) = try ReadmeSnippet.load(from: #filePath)
+        let snippet = try #require(found)
         #expect(snippet.contains("cache.values(forKey:"))
         #expect(readme.contains("## Model cache"))
         #expect(readme.contains("```swift\nimport ModelCache\n\n" + snippet + "```"))
