@@ -132,16 +132,7 @@ let canRunAsNobody: Bool = getuid() == 0 && FileManager.default.isExecutableFile
     /// read it at all — a namespace is created owner-only), then an unprivileged user uses it.
     @Test(.enabled(if: canRunAsNobody && childWriterBinary != nil, "needs root, setpriv and dlcache-bench"))
     func anUnprivilegedUserReadsACacheRootMadeReadOnly() throws {
-        let binary = try #require(childWriterBinary)
-        let dir = TemporaryDirectory()
-        defer { dir.remove() }
-        chmod(dir.url.path, 0o755)
-        // The child writer's entries k0 (42,561 B, a blob), k1 (480 B, inline), k2 (8,399 B, a blob).
-        let writer = try runChild(binary, ["store-child-writer", dir.url.path, "9", "3"])
-        #expect(writer.status == 0)
-        let chmod = try runChild(URL(fileURLWithPath: "/bin/chmod"), ["-R", "a-w,a+rX", dir.url.path])
-        #expect(chmod.status == 0)
-        let probe = try runChild(binary, ["store-child-writer", dir.url.path, "read-only-probe"], asNobody: true)
+        let probe = try probeAsNobody(afterChmod: "a-w,a+rX")
         #expect(probe.status == 0, "\(probe.output)")
         #expect(probe.output.split(separator: "\n") == [
             "READONLY true", "HIT k0 42561", "HIT k1 480", "HIT k2 8399", "WRITE permissionDenied",
@@ -152,17 +143,23 @@ let canRunAsNobody: Bool = getuid() == 0 && FileManager.default.isExecutableFile
     /// `.permissionDenied` naming owner and mode), instead of "mkdir …/blobs: Permission denied".
     @Test(.enabled(if: canRunAsNobody && childWriterBinary != nil, "needs root, setpriv and dlcache-bench"))
     func anUnreadableCacheIsAClearPermissionError() throws {
+        let probe = try probeAsNobody(afterChmod: "a-w")
+        #expect(probe.status == 2)
+        #expect(probe.output.hasPrefix("OPEN-ERROR permissionDenied cannot read the cache at"), "\(probe.output)")
+        #expect(!probe.output.contains("mkdir"))
+    }
+
+    /// Root writes a cache with the child writer (entries k0: 42,561 B, a blob; k1: 480 B, inline; k2: 8,399 B, a
+    /// blob), runs `chmod -R <mode>` on it, then returns what `read-only-probe` run as nobody printed.
+    private func probeAsNobody(afterChmod mode: String) throws -> (status: Int32, output: String) {
         let binary = try #require(childWriterBinary)
         let dir = TemporaryDirectory()
         defer { dir.remove() }
         chmod(dir.url.path, 0o755)
         let writer = try runChild(binary, ["store-child-writer", dir.url.path, "9", "3"])
         #expect(writer.status == 0)
-        let chmod = try runChild(URL(fileURLWithPath: "/bin/chmod"), ["-R", "a-w", dir.url.path])
+        let chmod = try runChild(URL(fileURLWithPath: "/bin/chmod"), ["-R", mode, dir.url.path])
         #expect(chmod.status == 0)
-        let probe = try runChild(binary, ["store-child-writer", dir.url.path, "read-only-probe"], asNobody: true)
-        #expect(probe.status == 2)
-        #expect(probe.output.hasPrefix("OPEN-ERROR permissionDenied cannot read the cache at"), "\(probe.output)")
-        #expect(!probe.output.contains("mkdir"))
+        return try runChild(binary, ["store-child-writer", dir.url.path, "read-only-probe"], asNobody: true)
     }
 }
