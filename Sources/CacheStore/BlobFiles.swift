@@ -200,6 +200,15 @@ struct BlobFiles: Sendable {
     /// Reads the whole blob `id` when its size is `expectedSize`; also returns the file's identity.
     /// - Throws: `CacheStoreError`: `.notFound` when absent, `.io` on a short or long file.
     func readBlob(_ id: String, expectedSize: Int64) throws(CacheStoreError) -> (Data, FileIdentity) {
+        try withOpenBlob(id, expectedSize: expectedSize) { (fd, path, identity) throws(CacheStoreError) in
+            (try Self.readAll(fd: fd, path: path, count: Int(expectedSize)), identity)
+        }
+    }
+
+    /// Opens blob `id` and runs `body` with its descriptor, path and identity when its size is `expectedSize`.
+    /// - Throws: `CacheStoreError`: `.notFound` when absent, `.io` when the size differs; `body`'s error.
+    private func withOpenBlob<T>(_ id: String, expectedSize: Int64,
+                                 _ body: (Int32, String, FileIdentity) throws(CacheStoreError) -> T) throws(CacheStoreError) -> T {
         let path = blobPath(id)
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw CacheStoreError.posix(errno, "open \(path)") }
@@ -209,7 +218,12 @@ struct BlobFiles: Sendable {
         guard Int64(info.st_size) == expectedSize, expectedSize <= Int64(Int.max) else {
             throw CacheStoreError(.io, "size of \(path) is \(info.st_size), index says \(expectedSize)")
         }
-        let count = Int(expectedSize)
+        return try body(fd, path, FileIdentity(info))
+    }
+
+    /// Reads exactly `count` bytes from `fd` (named `path` in errors).
+    /// - Throws: `CacheStoreError` from `read`; `EIO` when the file ends early.
+    private static func readAll(fd: Int32, path: String, count: Int) throws(CacheStoreError) -> Data {
         var data = Data(count: count)
         let failure: Int32 = data.withUnsafeMutableBytes { raw -> Int32 in
             guard let base = raw.baseAddress else { return 0 }
@@ -226,7 +240,7 @@ struct BlobFiles: Sendable {
             return 0
         }
         if failure != 0 { throw CacheStoreError.posix(failure, "read \(path)") }
-        return (data, FileIdentity(info))
+        return data
     }
 
     /// Checks blob `id` on disk: its size against `expectedSize` on every call, its crc32 (streamed) against
@@ -235,25 +249,17 @@ struct BlobFiles: Sendable {
     /// - Throws: `CacheStoreError`: `.notFound` when absent, `.io` on a size or checksum mismatch or a read error.
     func checkBlob(_ id: String, expectedSize: Int64, checksum: UInt32,
                    isVerified: (FileIdentity) -> Bool) throws(CacheStoreError) -> FileIdentity? {
-        let path = blobPath(id)
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw CacheStoreError.posix(errno, "open \(path)") }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw CacheStoreError.posix(errno, "fstat \(path)") }
-        guard Int64(info.st_size) == expectedSize else {
-            throw CacheStoreError(.io, "size of \(path) is \(info.st_size), index says \(expectedSize)")
+        try withOpenBlob(id, expectedSize: expectedSize) { (fd, path, identity) throws(CacheStoreError) -> FileIdentity? in
+            if isVerified(identity) { return nil }
+            let (size, crc) = try Self.sizeAndChecksum(fd: fd, path: path)
+            guard size == expectedSize else {
+                throw CacheStoreError(.io, "size mismatch: stored \(expectedSize), read \(size)")
+            }
+            guard crc == checksum else {
+                throw CacheStoreError(.io, "checksum mismatch: stored \(checksum), computed \(crc)")
+            }
+            return identity
         }
-        let identity = FileIdentity(info)
-        if isVerified(identity) { return nil }
-        let (size, crc) = try Self.sizeAndChecksum(fd: fd, path: path)
-        guard size == expectedSize else {
-            throw CacheStoreError(.io, "size mismatch: stored \(expectedSize), read \(size)")
-        }
-        guard crc == checksum else {
-            throw CacheStoreError(.io, "checksum mismatch: stored \(checksum), computed \(crc)")
-        }
-        return identity
     }
 
     /// zlib crc32 of `data`.
