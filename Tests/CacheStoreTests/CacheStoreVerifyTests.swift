@@ -18,17 +18,22 @@ import Testing
         try data.write(to: url)
     }
 
-    @Test(arguments: Damage.allCases)
-    func aDamagedBodyFileIsAMissAndTheEntryIsRemoved(kind: Damage) throws {
-        let dir = TemporaryDirectory()
-        defer { dir.remove() }
-        let log = LogSink()
+    /// A store without a memory tier holding one 40,000-byte file-backed entry "k", and that entry's blob file.
+    func storeWithOneBlob(_ dir: TemporaryDirectory, log: LogSink = LogSink()) throws -> (CacheStore, StoreKey, URL) {
         var config = testConfiguration(dir, log: log)
         config.maxMemoryBytes = 0
         let store = try CacheStore(configuration: config)
         let key = StoreKey(primary: "k")
         try store.store(bytes(40_000), metadata: Data(), for: key)
-        let url = try #require(store.bodyFileURL(for: key))
+        return (store, key, try #require(store.bodyFileURL(for: key)))
+    }
+
+    @Test(arguments: Damage.allCases)
+    func aDamagedBodyFileIsAMissAndTheEntryIsRemoved(kind: Damage) throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let log = LogSink()
+        let (store, key, url) = try storeWithOneBlob(dir, log: log)
         try damage(url, kind)
         #expect(store.entry(for: key) == nil)
         #expect(store.info(for: key) == nil)
@@ -43,12 +48,7 @@ import Testing
         let dir = TemporaryDirectory()
         defer { dir.remove() }
         let log = LogSink()
-        var config = testConfiguration(dir, log: log)
-        config.maxMemoryBytes = 0
-        let store = try CacheStore(configuration: config)
-        let key = StoreKey(primary: "k")
-        try store.store(bytes(40_000), metadata: Data(), for: key)
-        let url = try #require(store.bodyFileURL(for: key))
+        let (store, key, url) = try storeWithOneBlob(dir, log: log)
         #expect(store.verifiedBodyFileURL(for: key) == url)  // verified once: remembered by file identity
         #expect(store.verifiedBodyFileURL(for: key, matching: store.info(for: key)) == url)
         try damage(url, kind)
@@ -63,11 +63,7 @@ import Testing
     @Test func aReplacedEntryIsAMissNotDamage() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        var config = testConfiguration(dir)
-        config.maxMemoryBytes = 0
-        let store = try CacheStore(configuration: config)
-        let key = StoreKey(primary: "k")
-        try store.store(bytes(40_000), metadata: Data(), for: key)
+        let (store, key, _) = try storeWithOneBlob(dir)
         let old = try #require(store.info(for: key))
         try store.store(bytes(40_000, seed: 7), metadata: Data(), for: key)
         #expect(store.verifiedBodyFileURL(for: key, matching: old) == nil)
