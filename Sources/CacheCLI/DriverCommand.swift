@@ -34,11 +34,17 @@ public enum DriverCommand: Command {
     }
     /// No positional arguments.
     public static var arguments: [ArgumentSpec] { [] }
-    /// `--cache-dir`, `--namespace`, `--mode`.
+    /// Default of `--max-connections`: parallel exchanges per origin. Higher than the library's 6 because the
+    /// driver's lines are independent requests — a slow one must not hold back the next line to the same origin.
+    static let defaultMaxConnections = 64
+
+    /// `--cache-dir`, `--namespace`, `--mode`, `--max-connections`.
     public static var options: [OptionSpec] {
         CommonOptions.location + [
             OptionSpec("mode", .value("private|shared"),
                        help: "RFC 9111 cache semantics: private (default) or shared (s-maxage, private, Authorization)."),
+            OptionSpec("max-connections", .value("n"),
+                       help: "Requests in flight to one origin at once, 1-1024 (default: \(defaultMaxConnections)); more wait for a slot."),
         ]
     }
 
@@ -57,9 +63,11 @@ public enum DriverCommand: Command {
     /// Like `CacheOpener.open` (which has no mode parameter), the cache is registered so `CommandLineTool.main`
     /// waits for it to close before the process exits.
     /// - Throws: ``CommandFailure`` ("storage error: ...") when the store cannot be opened at all.
-    static func openCache(_ location: CacheLocation, mode: CacheMode, console: Console) throws(CommandFailure) -> DownloadCache {
+    static func openCache(_ location: CacheLocation, mode: CacheMode, maxConnections: Int = defaultMaxConnections,
+                          console: Console) throws(CommandFailure) -> DownloadCache {
         var configuration = DownloadCache.Configuration(directory: location.directory, namespace: location.namespace)
         configuration.mode = mode
+        configuration.maxConcurrentDownloads = maxConnections
         configuration.log = { message in console.err("dlcache: \(message)") }
         do {
             let cache = try DownloadCache(configuration: configuration)
@@ -76,8 +84,9 @@ public enum DriverCommand: Command {
     ///   cache cannot be opened.
     public static func run(_ parsed: ParsedArguments, context: CommandContext) async throws -> Int32 {
         let mode = try mode(parsed)
+        let maxConnections = try parsed.integer("max-connections", in: 1...1024) ?? defaultMaxConnections
         let location = try CacheLocation.resolve(parsed, environment: context.environment)
-        let cache = try openCache(location, mode: mode, console: context.console)
+        let cache = try openCache(location, mode: mode, maxConnections: maxConnections, console: context.console)
         let session = DriverSession(cache: cache, write: context.console.writeOut)
         await session.serve(DriverLineReader.lines(fd: 0))
         // Background revalidations (stale-while-revalidate) started by the answers finish and are stored before

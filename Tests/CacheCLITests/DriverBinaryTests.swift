@@ -105,6 +105,33 @@ struct DriverBinaryTests {
         return String(decoding: data, as: UTF8.self)
     }
 
+    /// Eight slow requests to one origin in flight do not hold back a ninth, fast one to the same origin (issue 6:
+    /// a slow request must not block the next line). The library's default of 6 per origin would make the fast
+    /// answer wait for a slow one; the driver runs up to `--max-connections` (default 64) per origin.
+    @Test func slowRequestsToOneOriginDoNotHoldBackTheNextLine() async throws {
+        let origin = try OriginServer()
+        defer { origin.stop() }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-driver-bin-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for i in 0..<8 { try await origin.configure(path: "/slow\(i)", body: "slow", delay: 2.5) }
+        try await origin.configure(path: "/fast", body: "fast")
+
+        let driver = try DriverProcess(arguments: ["--cache-dir", directory.path])
+        for i in 0..<8 { driver.send(Self.line(id: "slow\(i)", url: origin.url("/slow\(i)"))) }
+        driver.send(Self.line(id: "fast", url: origin.url("/fast")))
+        let first = try await driver.waitForAnswers(1)
+        #expect(first[0].stringID == "fast", "first answer: \(driver.answers)")
+        driver.closeInput()
+        #expect(driver.waitForExit() == 0)
+        #expect(try driver.answers.map(DriverAnswer.init).count == 9)
+    }
+
+    @Test func maxConnectionsIsValidated() throws {
+        let driver = try DriverProcess(arguments: ["--max-connections", "0"])
+        driver.closeInput()
+        #expect(driver.waitForExit() == 64)
+    }
+
     @Test func sessionThroughPipesAnswersAsLinesArriveAndExitsZeroAfterStdinCloses() async throws {
         let origin = try OriginServer()
         defer { origin.stop() }
