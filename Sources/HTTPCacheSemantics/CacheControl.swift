@@ -90,22 +90,23 @@ public struct CacheControl: Sendable, Hashable {
 
     /// Request directives, with `Pragma: no-cache` treated as `no-cache` when no `Cache-Control` is present (§5.4).
     public static func request(_ headers: HTTPHeaders) -> CacheControl {
-        var cc = CacheControl(headers: headers)
-        if !headers.contains("Cache-Control"), pragmaNoCache(headers) {
-            cc.noCache = true
-            cc.problems.append("Pragma: no-cache without Cache-Control treated as no-cache (RFC 9111 §5.4)")
-        }
-        return cc
+        parsed(headers, pragmaNoCacheReason: "Pragma: no-cache without Cache-Control treated as no-cache (RFC 9111 §5.4)")
     }
 
     /// Response directives, with `Pragma: no-cache` treated as `no-cache` when no `Cache-Control` is present.
     ///
     /// RFC 9111 gives response `Pragma` no meaning; honouring it (HTTP/1.0 practice) only adds revalidation.
     public static func response(_ headers: HTTPHeaders) -> CacheControl {
+        parsed(headers, pragmaNoCacheReason: "response Pragma: no-cache without Cache-Control treated as no-cache (HTTP/1.0)")
+    }
+
+    /// The `Cache-Control` lines of `headers`; with no `Cache-Control` but `Pragma: no-cache`, `no-cache` is set and
+    /// `reason` recorded in `problems`.
+    private static func parsed(_ headers: HTTPHeaders, pragmaNoCacheReason reason: String) -> CacheControl {
         var cc = CacheControl(headers: headers)
         if !headers.contains("Cache-Control"), pragmaNoCache(headers) {
             cc.noCache = true
-            cc.problems.append("response Pragma: no-cache without Cache-Control treated as no-cache (HTTP/1.0)")
+            cc.problems.append(reason)
         }
         return cc
     }
