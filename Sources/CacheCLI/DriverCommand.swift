@@ -17,11 +17,18 @@ public enum DriverCommand: Command {
     public static var discussion: String? {
         """
         Reads one JSON request per stdin line: {"id": <string|number>, "method": "GET", "url": "http://...", \
-        "headers": [["Name", "value"], ...], "body": <string|null>} (method defaults to GET, headers to none, \
-        body to null). Writes one JSON answer per stdout line: {"id": <same>, "status": 200, "statusText": "OK", \
+        "headers": [["Name", "value"], ...], "body": <string|null>, "bodyFile": <true|false>} (method defaults to GET, \
+        headers to none, body to null, bodyFile to false). Writes one JSON answer per stdout line: {"id": <same>, "status": 200, "statusText": "OK", \
         "headers": [["Name", "value"], ...], "body": "<text>"} (plus "bodyBase64": "<base64>" when the body is not \
         valid UTF-8) or {"id": <same or null>, "error": "<what failed>"}. \
-        Requests run concurrently; answers come in completion order, matched by id. Every request uses the \
+        Requests run concurrently; answers come in completion order, matched by id. At most --max-in-flight \
+        lines are answered at once (an answer counts until it is written): while that many are pending, no \
+        further line is read, so a reader that stops reading answers stops the driver reading requests. \
+        A request with "bodyFile": true, or any body over --inline-body-limit bytes, is answered with \
+        "bodyFile": "<path>" instead of "body": the path is the cache's stored body file when the body is stored \
+        as a file (never modified; it is removed when the entry is replaced or evicted, so open it promptly — an \
+        open file stays readable), otherwise a private file (mode 0600 in a 0700 directory under the system \
+        temporary directory) that is removed when the driver exits. Every request uses the \
         cache's default policy (use-protocol, RFC 9111); redirects are returned, not followed. "body" is the response \
         body decoded as UTF-8; when the body is not valid UTF-8, "body" is the lossy text (each invalid byte \
         replaced by U+FFFD) and "bodyBase64" carries the exact bytes, base64-encoded (RFC 4648, padded). \
@@ -38,13 +45,17 @@ public enum DriverCommand: Command {
     /// driver's lines are independent requests — a slow one must not hold back the next line to the same origin.
     static let defaultMaxConnections = 64
 
-    /// `--cache-dir`, `--namespace`, `--mode`, `--max-connections`.
+    /// `--cache-dir`, `--namespace`, `--mode`, `--max-connections`, `--max-in-flight`, `--inline-body-limit`.
     public static var options: [OptionSpec] {
         CommonOptions.location + [
             OptionSpec("mode", .value("private|shared"),
                        help: "RFC 9111 cache semantics: private (default) or shared (s-maxage, private, Authorization)."),
             OptionSpec("max-connections", .value("n"),
                        help: "Requests in flight to one origin at once, 1-1024 (default: \(defaultMaxConnections)); more wait for a slot."),
+            OptionSpec("max-in-flight", .value("n"),
+                       help: "Request lines answered at once, 1-65536 (default: \(DriverSessionOptions.defaultMaxInFlight)); no further line is read meanwhile."),
+            OptionSpec("inline-body-limit", .value("bytes"),
+                       help: "Bodies larger than this are answered with \"bodyFile\" (default: \(DriverSessionOptions.defaultInlineBodyLimit))."),
         ]
     }
 
@@ -86,9 +97,15 @@ public enum DriverCommand: Command {
         let mode = try mode(parsed)
         let maxConnections = try parsed.integer("max-connections", in: 1...1024) ?? defaultMaxConnections
         let location = try CacheLocation.resolve(parsed, environment: context.environment)
+        var sessionOptions = DriverSessionOptions()
+        sessionOptions.maxInFlight = try parsed.integer("max-in-flight", in: 1...65_536) ?? sessionOptions.maxInFlight
+        sessionOptions.inlineBodyLimit = Int64(try parsed.integer("inline-body-limit", in: 0...Int(Int32.max))
+                                               ?? Int(sessionOptions.inlineBodyLimit))
         let cache = try openCache(location, mode: mode, maxConnections: maxConnections, console: context.console)
-        let session = DriverSession(cache: cache, write: context.console.writeOut)
-        await session.serve(DriverLineReader.lines(fd: 0))
+        let session = DriverSession(cache: cache, options: sessionOptions, write: context.console.writeOut)
+        let limit = DriverInFlightLimit(slots: sessionOptions.maxInFlight)
+        await session.serve(DriverLineReader.lines(fd: 0, limit: limit), limit: limit)
+        session.removeBodyFiles()
         // Background revalidations (stale-while-revalidate) started by the answers finish and are stored before
         // the store closes and the process exits (QA round 2, bug 1).
         await cache.close()

@@ -65,6 +65,8 @@ public struct DriverRequest: Sendable, Equatable {
     public var headers: HTTPHeaders
     /// The request content as UTF-8 bytes, or `nil` when `body` was null or absent.
     public var body: Data?
+    /// Whether the answer should name a file holding the body (`"bodyFile": true`) instead of carrying it inline.
+    public var wantsBodyFile = false
 
     /// Creates a request value.
     public init(id: DriverID, method: String = "GET", url: URL, headers: HTTPHeaders = HTTPHeaders(), body: Data? = nil) {
@@ -85,9 +87,21 @@ public struct DriverRequest: Sendable, Equatable {
     ///   a missing or non-string/number `id`, a missing or unparsable `url`, a `method` that is not a token,
     ///   `headers` that are not `[name, value]` string pairs (or carry CR/LF/NUL), or a non-string `body`.
     public static func parse(_ line: String) throws(DriverLineError) -> DriverRequest {
+        var line = line
+        line.makeContiguousUTF8()
+        let parsed = line.utf8.withContiguousStorageIfAvailable { utf8 in
+            Result { () throws(DriverLineError) in try parse(bytes: UnsafeRawBufferPointer(utf8)) }
+        }
+        guard let parsed else { throw DriverLineError(id: nil, "malformed request line: not a JSON object") }
+        return try parsed.get()
+    }
+
+    /// Parses one input line from its bytes (UTF-8; invalid bytes inside strings become U+FFFD).
+    /// - Throws: ``DriverLineError`` as ``parse(_:)`` does.
+    public static func parse(bytes: UnsafeRawBufferPointer) throws(DriverLineError) -> DriverRequest {
         let object: [String: DriverJSONValue]
         do {
-            object = try JSONDecoder().decode([String: DriverJSONValue].self, from: Data(line.utf8))
+            object = try DriverJSONParser.object(bytes)
         } catch {
             throw DriverLineError(id: nil, "malformed request line: not a JSON object")
         }
@@ -109,7 +123,13 @@ public struct DriverRequest: Sendable, Equatable {
         case .string(let text)?: body = Data(text.utf8)
         default: throw DriverLineError(id: id, "malformed request: \"body\" must be a string or null")
         }
-        return DriverRequest(id: id, method: method, url: url, headers: headers, body: body)
+        var request = DriverRequest(id: id, method: method, url: url, headers: headers, body: body)
+        switch object["bodyFile"] {
+        case nil, .null?: break
+        case .bool(let wanted)?: request.wantsBodyFile = wanted
+        default: throw DriverLineError(id: id, "malformed request: \"bodyFile\" must be true or false")
+        }
+        return request
     }
 
     /// RFC 9110 §5.6.2 `tchar`: the characters of a method or field-name token.

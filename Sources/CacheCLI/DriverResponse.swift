@@ -2,36 +2,49 @@ import Foundation
 import DownloadCache
 import HTTPCacheSemantics
 
+/// The body of a driver answer: bytes answered inline, or a file the caller reads.
+public enum DriverBody: Sendable, Equatable, ExpressibleByStringLiteral {
+    /// The body bytes, answered as `"body": "<text>"` (plus `"bodyBase64"` when they are not valid UTF-8).
+    case bytes(Data)
+    /// A file holding the exact body bytes, answered as `"bodyFile": "<path>"` (no `body`).
+    case file(path: String)
+
+    /// A UTF-8 text body.
+    public init(stringLiteral text: String) {
+        self = .bytes(Data(text.utf8))
+    }
+}
+
 /// One output line of `dlcache driver` (issue 6's contract): a response or an error, encoded as one JSON object.
 ///
 /// Response: `{"body": "<text>", "headers": [["Name", "value"], ...], "id": <id>, "status": 200, "statusText": "OK"}`,
-/// plus `"bodyBase64": "<base64 of the exact bytes>"` when the body is not valid UTF-8 (then `body` is lossy text).
-/// Error: `{"error": "<what failed>", "id": <id or null>}`. Keys are sorted; the line never contains a raw newline.
+/// plus `"bodyBase64": "<base64 of the exact bytes>"` when the body is not valid UTF-8 (then `body` is lossy text),
+/// or with `"bodyFile": "<path>"` instead of `body` (see ``DriverBody/file(path:)``).
+/// Error: `{"error": "<what failed>", "id": <id or null>}`. Keys are sorted; the line never contains a raw newline
+/// or any other raw control character (see ``JSONLineEncoder``).
 public enum DriverResponse: Sendable, Equatable {
-    /// An HTTP response: status code, reason phrase, header fields in order (duplicates kept), body text, and
-    /// the exact body bytes in base64 (RFC 4648, padded) when they are not valid UTF-8 (`nil`: `body` is exact).
-    case response(id: DriverID, status: Int, statusText: String, headers: [[String]], body: String,
-                  bodyBase64: String? = nil)
+    /// An HTTP response: status code, reason phrase, header fields in order (duplicates kept), and the body.
+    case response(id: DriverID, status: Int, statusText: String, headers: [[String]], body: DriverBody)
     /// No response could be produced (malformed line, connection refused with nothing usable cached ...).
     case error(id: DriverID?, message: String)
 
-    /// The answer for `response` to the request with `id`.
+    /// The answer for `response` to the request with `id`, its body inline (read from its file when needed).
     ///
     /// Header fields: hop-by-hop fields (RFC 9110 §7.6.1) and those named in `Connection` are dropped; everything
-    /// else is kept in order, duplicates included. Body: decoded as UTF-8; when the bytes are not valid UTF-8,
-    /// `body` is the lossy text (each invalid byte replaced by U+FFFD) and `bodyBase64` carries the exact bytes
-    /// (documented in the command's help).
+    /// else is kept in order, duplicates included.
     /// - Throws: ``DriverLineError`` when a file-backed body cannot be read (e.g. evicted meanwhile).
     public static func from(_ response: CachedResponse, id: DriverID) throws(DriverLineError) -> DriverResponse {
         let data: Data
         do { data = try response.data() } catch {
             throw DriverLineError(id: id, "cannot read the response body of \(response.url.absoluteString): \(error)")
         }
-        let exact = String(validatingUTF8Bytes: data)
-        return .response(id: id, status: response.status, statusText: response.statusText,
-                         headers: forwardedHeaders(response.headers).pairs,
-                         body: exact ?? String(decoding: data, as: UTF8.self),
-                         bodyBase64: exact == nil ? data.base64EncodedString() : nil)
+        return from(response, id: id, body: .bytes(data))
+    }
+
+    /// The answer for `response` to the request with `id`, with `body` as given.
+    static func from(_ response: CachedResponse, id: DriverID, body: DriverBody) -> DriverResponse {
+        .response(id: id, status: response.status, statusText: response.statusText,
+                  headers: forwardedHeaders(response.headers).pairs, body: body)
     }
 
     /// `headers` without hop-by-hop fields (RFC 9110 §7.6.1: `Connection`, `Keep-Alive`, `Transfer-Encoding` ...)
@@ -48,56 +61,62 @@ public enum DriverResponse: Sendable, Equatable {
     }
 
     /// The JSON text of this answer, without the trailing newline.
-    public var jsonLine: String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        do {
-            let data = try encoder.encode(Wire(self))
-            return String(decoding: data, as: UTF8.self)
-        } catch {
-            // Only a non-finite number id could fail, and JSON input cannot produce one; keep the line valid anyway.
-            return #"{"error":"internal error: cannot encode the answer","id":null}"#
-        }
-    }
+    public var jsonLine: String { String(decoding: jsonBytes(), as: UTF8.self) }
 
-    /// The encodable shape of an answer; `id` is written as `null` when unknown (never left out).
-    private struct Wire: Encodable {
-        let answer: DriverResponse
-        init(_ answer: DriverResponse) { self.answer = answer }
-
-        enum Key: String, CodingKey { case id, status, statusText, headers, body, bodyBase64, error }
-
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: Key.self)
-            switch answer {
-            case .response(let id, let status, let statusText, let headers, let body, let bodyBase64):
-                try container.encode(id, forKey: .id)
-                try container.encode(status, forKey: .status)
-                try container.encode(statusText, forKey: .statusText)
-                try container.encode(headers, forKey: .headers)
-                try container.encode(body, forKey: .body)
-                try container.encodeIfPresent(bodyBase64, forKey: .bodyBase64)
-            case .error(let id, let message):
-                if let id { try container.encode(id, forKey: .id) } else { try container.encodeNil(forKey: .id) }
-                try container.encode(message, forKey: .error)
+    /// The UTF-8 bytes of this answer's JSON text, followed by `terminator` bytes (e.g. `[0x0A]`).
+    ///
+    /// Members are written in sorted key order, so adding a field is one `key`/value pair at its place.
+    public func jsonBytes(terminator: [UInt8] = []) -> [UInt8] {
+        var json = JSONLineEncoder(capacity: 256)
+        json.beginObject()
+        switch self {
+        case .response(let id, let status, let statusText, let headers, let body):
+            switch body {
+            case .bytes(let data):
+                data.withUnsafeBytes { raw in
+                    json.reserve(raw.count + raw.count / 8 + 256)
+                    json.key("body")
+                    if !json.string(utf8: raw) {
+                        json.key("bodyBase64")
+                        json.base64(raw)
+                    }
+                }
+            case .file(let path):
+                json.key("bodyFile")
+                json.string(path)
             }
+            json.key("headers")
+            json.beginArray()
+            for pair in headers {
+                json.beginArray()
+                for item in pair { json.string(item) }
+                json.endArray()
+            }
+            json.endArray()
+            json.key("id")
+            json.id(id)
+            json.key("status")
+            json.integer(status)
+            json.key("statusText")
+            json.string(statusText)
+        case .error(let id, let message):
+            json.key("error")
+            json.string(message)
+            json.key("id")
+            if let id { json.id(id) } else { json.null() }
         }
+        json.endObject()
+        return json.finish(appending: terminator)
     }
 }
 
-extension String {
-    /// The text of `data` when it is entirely valid UTF-8, else `nil` (no replacement characters).
-    init?(validatingUTF8Bytes data: Data) {
-        var iterator = data.makeIterator()
-        var decoder = UTF8()
-        var scalars = String.UnicodeScalarView()
-        loop: while true {
-            switch decoder.decode(&iterator) {
-            case .scalarValue(let scalar): scalars.append(scalar)
-            case .emptyInput: break loop
-            case .error: return nil
-            }
+extension JSONLineEncoder {
+    /// Writes a request id as the JSON string or number it was read from.
+    mutating func id(_ id: DriverID) {
+        switch id {
+        case .string(let text): string(text)
+        case .integer(let value): integer(value)
+        case .number(let value): number(value)
         }
-        self = String(scalars)
     }
 }

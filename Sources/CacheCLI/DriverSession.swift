@@ -3,28 +3,57 @@ import DownloadCache
 import HTTPCacheSemantics
 import Synchronization
 
+/// How a driver session answers: how many lines run at once and which bodies are answered as files.
+public struct DriverSessionOptions: Sendable {
+    /// Default of ``maxInFlight``.
+    public static let defaultMaxInFlight = 64
+    /// Default of ``inlineBodyLimit``: the library's in-memory body limit (8 MiB), so a body above it (already a
+    /// file in the cache) is never loaded into memory.
+    public static let defaultInlineBodyLimit: Int64 = 8 << 20
+
+    /// Request lines being answered at once (at least 1); while that many answers are pending or not yet
+    /// written, the session reads no further line.
+    public var maxInFlight = defaultMaxInFlight
+    /// Bodies larger than this many bytes are answered with `"bodyFile"` instead of inline.
+    public var inlineBodyLimit = defaultInlineBodyLimit
+
+    /// Creates options with the defaults.
+    public init() {}
+}
+
 /// Serves one `dlcache driver` session: reads request lines, answers each one concurrently through the cache's
 /// public API, and writes one JSON answer line per request line (issue 6).
 ///
 /// - Every request goes through `DownloadCache.response(for:options:)` with the default options (policy
 ///   use-protocol, RFC 9111) except `followRedirects = false` (a 3xx is returned as is) and the request body.
 /// - A slow request never blocks the next line; answers come out in completion order and are matched by id.
-/// - Lines are written whole, one at a time, by a single locked writer; they are never interleaved.
+/// - At most ``DriverSessionOptions/maxInFlight`` lines are in flight; an answer counts until it is written, so
+///   a reader that stops reading the answers stops the session from reading requests (back-pressure).
+/// - Lines are written whole, one at a time, by a single writer; they are never interleaved.
 /// - Blank lines are ignored; any other line that is not a valid request gets an error line.
 /// - A request the cache may not send to the origin and cannot answer from storage (`only-if-cached`,
 ///   `DownloadError.notCached`) is answered as HTTP does it: a synthesized 504 with no headers and an empty body
 ///   (RFC 9111 §5.2.1.7). Every other failure is an error line.
+/// - `"bodyFile": true`, or a body over ``DriverSessionOptions/inlineBodyLimit``, is answered with
+///   `"bodyFile": "<path>"`: the stored blob when the body is stored as a file (immutable; it disappears when
+///   the entry is replaced or evicted, an already opened file stays readable), else a private file (0600 in a
+///   0700 directory) that stays until the session ends.
 public final class DriverSession: Sendable {
     /// The cache every request goes through.
     public let cache: DownloadCache
+    /// The session's limits.
+    public let options: DriverSessionOptions
     private let output: DriverOutput
+    private let bodyFiles = DriverBodyFiles()
 
     /// Creates a session over `cache` that writes each answer line (JSON + `\n`) with one call of `write`.
     ///
     /// `write` is never called concurrently with itself; it should write every byte before returning
-    /// (``Console``'s writers do, unbuffered).
-    public init(cache: DownloadCache, write: @escaping @Sendable (Data) -> Void) {
+    /// (``Console``'s writers do, unbuffered). It may block (a full pipe): the session then stops reading.
+    public init(cache: DownloadCache, options: DriverSessionOptions = DriverSessionOptions(),
+                write: @escaping @Sendable (Data) -> Void) {
         self.cache = cache
+        self.options = options
         self.output = DriverOutput(write: write)
     }
 
@@ -34,31 +63,61 @@ public final class DriverSession: Sendable {
     /// Reads `lines` until the sequence ends, answering each as soon as its request completes; returns when
     /// every request has been answered (stdin closing never drops an in-flight request).
     public func serve(_ lines: AsyncStream<String>) async {
-        await withDiscardingTaskGroup { group in
+        await serve(lines.map { Array($0.utf8) }, limit: nil)
+    }
+
+    /// Reads byte lines until the sequence ends (see ``serve(_:)``); `limit`'s slot, taken by the reader for
+    /// each line, is given back once the line's answer is written (or at once for a blank line).
+    func serve(_ lines: some AsyncSequence<[UInt8], Never>, limit: DriverInFlightLimit?) async {
+        let maxInFlight = max(1, options.maxInFlight)
+        await withTaskGroup(of: Void.self) { group in
+            var running = 0
             for await line in lines {
-                guard !Self.isBlank(line) else { continue }
-                group.addTask { [self] in
-                    let answer = await self.answer(line)
-                    self.output.writeLine(answer.jsonLine)
-                }
+                    guard !Self.isBlank(line) else {
+                        limit?.release()
+                        continue
+                    }
+                    if running >= maxInFlight {
+                        await group.next()
+                        running -= 1
+                    }
+                    running += 1
+                    group.addTask { [self] in
+                        let answer = await self.answer(bytes: line)
+                        await self.output.writeLine(answer.jsonBytes(terminator: [0x0A]))
+                        limit?.release()
+                    }
             }
+            await group.waitForAll()
         }
+    }
+
+    /// Removes the private body files the session's answers named (call when the session is over).
+    public func removeBodyFiles() {
+        bodyFiles.removeAll()
     }
 
     /// The answer to one request line: the response, or an error line for a malformed line or a failed request.
     public func answer(_ line: String) async -> DriverResponse {
+        await answer(bytes: Array(line.utf8))
+    }
+
+    /// The answer to one request line given as bytes.
+    func answer(bytes line: [UInt8]) async -> DriverResponse {
         let request: DriverRequest
-        do {
-            request = try DriverRequest.parse(line)
-        } catch {
-            return .error(id: error.id, message: error.message)
+        let parsed = line.withUnsafeBytes { raw in
+            Result { () throws(DriverLineError) in try DriverRequest.parse(bytes: raw) }
         }
-        var options = RequestOptions()
-        options.followRedirects = false
-        options.body = request.body
+        switch parsed {
+        case .success(let value): request = value
+        case .failure(let error): return .error(id: error.id, message: error.message)
+        }
+        var requestOptions = RequestOptions()
+        requestOptions.followRedirects = false
+        requestOptions.body = request.body
         do {
-            let response = try await cache.response(for: request.cacheRequest, options: options)
-            return try DriverResponse.from(response, id: request.id)
+            let response = try await cache.response(for: request.cacheRequest, options: requestOptions)
+            return try answer(response, to: request)
         } catch let error as DriverLineError {
             return .error(id: error.id, message: error.message)
         } catch let error as DownloadError where error.code == .notCached {
@@ -69,16 +128,45 @@ public final class DriverSession: Sendable {
         }
     }
 
+    /// The answer line for `response`: inline body, or a body file when asked or when the body is large.
+    /// - Throws: ``DriverLineError`` when the body cannot be read or its file cannot be written.
+    private func answer(_ response: CachedResponse, to request: DriverRequest) throws(DriverLineError) -> DriverResponse {
+        let asFile = request.wantsBodyFile || response.bodySize > options.inlineBodyLimit
+        switch response.body {
+        case .file(let url) where asFile:
+            if url != response.storedBodyURL { bodyFiles.adopt(url.path) }
+            return DriverResponse.from(response, id: request.id, body: .file(path: url.path))
+        case .file(let url):
+            defer { if url != response.storedBodyURL { unlink(url.path) } }
+            return try DriverResponse.from(response, id: request.id)
+        case .data(let data) where asFile:
+            do {
+                return DriverResponse.from(response, id: request.id, body: .file(path: try bodyFiles.write(data)))
+            } catch {
+                throw DriverLineError(id: request.id, "cannot write the body file of \(response.url.absoluteString): \(error)")
+            }
+        case .data(let data):
+            return DriverResponse.from(response, id: request.id, body: .bytes(data))
+        }
+    }
+
     /// Whether `line` holds only spaces, tabs or a carriage return.
     static func isBlank(_ line: String) -> Bool {
-        line.unicodeScalars.allSatisfy { $0 == " " || $0 == "\t" || $0 == "\r" }
+        isBlank(Array(line.utf8))
+    }
+
+    /// Whether the bytes of `line` are only spaces, tabs or carriage returns.
+    static func isBlank(_ line: [UInt8]) -> Bool {
+        line.allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }
     }
 }
 
-/// The driver's single output writer: one line at a time under a lock, each written whole with its `\n`.
+/// The driver's single output writer: one line at a time on its own serial queue, each written whole with its
+/// `\n`. A writer that blocks (a full pipe) blocks only that queue; the lines waiting for it keep their slots.
 final class DriverOutput: Sendable {
     private let write: @Sendable (Data) -> Void
     private let written = Mutex<Int>(0)
+    private let queue = DispatchQueue(label: "dlcache-driver-stdout")
 
     init(write: @escaping @Sendable (Data) -> Void) {
         self.write = write
@@ -87,13 +175,15 @@ final class DriverOutput: Sendable {
     /// Lines written so far.
     var count: Int { written.withLock { $0 } }
 
-    /// Writes `line` and a newline as one call of the sink, while holding the lock.
-    func writeLine(_ line: String) {
-        var data = Data(line.utf8)
-        data.append(0x0A)
-        written.withLock { count in
-            write(data)
-            count += 1
+    /// Writes `line` (newline included) as one call of the sink; returns once it is written.
+    func writeLine(_ line: [UInt8]) async {
+        let data = Data(line)
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            queue.async { [self] in
+                write(data)
+                written.withLock { $0 += 1 }
+                continuation.resume()
+            }
         }
     }
 }

@@ -33,9 +33,9 @@ public enum InfoCommand: Command {
     static func text(_ e: CacheEntryDescription) -> String {
         var rows: [[String]] = [
             ["url:", e.method == "GET" ? e.url : "\(e.method) \(e.url)"],
-            ["status:", "\(e.status) \(e.statusText)"],
+            ["status:", "\(e.status) \(TerminalText.escaped(e.statusText))"],
         ]
-        if !e.key.variant.isEmpty { rows.append(["variant:", e.key.variant]) }
+        if !e.key.variant.isEmpty { rows.append(["variant:", TerminalText.escaped(e.key.variant)]) }
         rows += [
             ["stored:", HTTPDate.format(e.stored.responseTime)],
             ["age:", seconds(e.age)],
@@ -43,7 +43,7 @@ public enum InfoCommand: Command {
                 + (e.stored.overrideExpiry.map { ", caller's expiry \(HTTPDate.format($0))" } ?? "")
                 + (e.stored.slidingLifetime.map { ", sliding \(Formatting.wholeSeconds($0))s" } ?? "")],
             ["state:", e.isFresh ? "fresh" : "stale"],
-            ["decision:", e.reason],
+            ["decision:", TerminalText.escaped(e.reason)],
             ["pinned:", e.isPinned ? "yes (never evicted by limits or age)" : "no"],
             ["storage:", e.storageClass == .session
                 ? "session (stored with --session: removed at next open and by 'purge --session')"
@@ -51,7 +51,10 @@ public enum InfoCommand: Command {
             ["body:", "\(e.bytes) bytes, " + (e.bodyFileURL.map { "file \($0.path)" } ?? "inline in the index")],
         ]
         var text = Formatting.table(rows) + "headers:\n"
-        for field in e.stored.response.headers { text += "  \(field.name): \(field.value)\n" }
+        // Origin bytes never reach the terminal raw (control characters are shown escaped).
+        for field in e.stored.response.headers {
+            text += "  \(TerminalText.escaped(field.name)): \(TerminalText.escaped(field.value))\n"
+        }
         return text
     }
 

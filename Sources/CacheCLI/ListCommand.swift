@@ -48,7 +48,7 @@ public enum ListCommand: Command {
             ]
             if showVariants {
                 let several = (variantCounts[entry.key.primary] ?? 0) > 1
-                row.append(several && !entry.key.variant.isEmpty ? shortVariant(entry.key.variant) : "-")
+                row.append(several && !entry.key.variant.isEmpty ? TerminalText.escaped(shortVariant(entry.key.variant)) : "-")
             }
             row.append(entry.method == "GET" ? entry.url : "\(entry.method) \(entry.url)")
             rows.append(row)

@@ -18,7 +18,7 @@ enum ResponseDescription {
     static func summaryLine(_ response: CachedResponse) -> String {
         let state = response.isFresh ? "fresh" : "stale"
         return "\(label(response.source)) \(state) age=\(Formatting.age(response.age)) \(response.bodySize) bytes "
-            + "status=\(response.status); \(response.reason)"
+            + "status=\(response.status); \(TerminalText.escaped(response.reason))"
     }
 
     /// The `--json` object: url, status, source, bytes, path, age, fresh, reason, headers (+ statusText, fromCache).

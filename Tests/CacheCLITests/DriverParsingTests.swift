@@ -122,9 +122,12 @@ import HTTPCacheSemantics
         let run = await cli.run(["driver", "--help"])
         #expect(run.code == 0)
         #expect(run.out.hasPrefix("OVERVIEW: \(DriverCommand.abstract)\n"))
-        #expect(run.out.contains("USAGE: dlcache driver [--cache-dir <dir>] [--namespace <name>] [--mode <private|shared>]"))
+        #expect(run.out.contains("USAGE: dlcache driver ["))
+        #expect(run.out.contains("--max-in-flight <n>"))
+        #expect(run.out.contains("--inline-body-limit <bytes>"))
         #expect(run.out.contains("U+FFFD"))
         #expect(run.out.contains("bodyBase64"))
+        #expect(run.out.contains(#""bodyFile": "<path>""#))
         let words = run.out.split(whereSeparator: { $0 == " " || $0 == "\n" }).joined(separator: " ")
         #expect(words.contains("background revalidations"))
     }

@@ -61,7 +61,8 @@ final class DriverHarness: Sendable {
     private let input: AsyncStream<String>.Continuation
     private let serving: Task<Void, Never>
 
-    init(mode: CacheMode = .private) throws {
+    init(mode: CacheMode = .private, options: DriverSessionOptions = DriverSessionOptions(),
+         inMemoryBodyLimit: Int? = nil) throws {
         origin = try OriginServer()
         // A whole second: Date survives the metadata's seconds-since-1970 round trip exactly, so a resident time
         // of 40 s reads 40, not 39.9999999 (floored to 39 in Age).
@@ -72,18 +73,22 @@ final class DriverHarness: Sendable {
         configuration.mode = mode
         configuration.now = clock.now
         configuration.log = { _ in }
+        if let inMemoryBodyLimit { configuration.inMemoryBodyLimit = inMemoryBodyLimit }
         let cache = try DownloadCache(configuration: configuration)
-        let session = DriverSession(cache: cache, write: capture.sink)
+        let session = DriverSession(cache: cache, options: options, write: capture.sink)
         self.session = session
         let (stream, continuation) = AsyncStream<String>.makeStream()
         input = continuation
         serving = Task { await session.serve(stream) }
     }
 
-    /// `{"id": id, "method": method, "url": <origin>/path, "headers": headers, "body": body}` as one line.
-    func requestLine(id: Any, path: String, method: String = "GET", headers: [[String]] = [], body: String? = nil) -> String {
-        let object: [String: Any] = ["id": id, "method": method, "url": origin.url(path).absoluteString,
+    /// `{"id": id, "method": method, "url": <origin>/path, "headers": headers, "body": body}` as one line
+    /// (plus `"bodyFile": true` when `bodyFile`).
+    func requestLine(id: Any, path: String, method: String = "GET", headers: [[String]] = [], body: String? = nil,
+                     bodyFile: Bool = false) -> String {
+        var object: [String: Any] = ["id": id, "method": method, "url": origin.url(path).absoluteString,
                                      "headers": headers, "body": body ?? NSNull()]
+        if bodyFile { object["bodyFile"] = true }
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
         return String(decoding: data, as: UTF8.self)
     }
@@ -133,8 +138,9 @@ final class DriverHarness: Sendable {
 }
 
 /// Runs `body` with a fresh driver harness and always tears it down.
-func withDriver(mode: CacheMode = .private, _ body: (DriverHarness) async throws -> Void) async throws {
-    let harness = try DriverHarness(mode: mode)
+func withDriver(mode: CacheMode = .private, options: DriverSessionOptions = DriverSessionOptions(),
+                inMemoryBodyLimit: Int? = nil, _ body: (DriverHarness) async throws -> Void) async throws {
+    let harness = try DriverHarness(mode: mode, options: options, inMemoryBodyLimit: inMemoryBodyLimit)
     do {
         try await body(harness)
     } catch {

@@ -1,0 +1,337 @@
+import Foundation
+
+/// Writes one JSON value as UTF-8 bytes straight into a byte buffer (RFC 8259), for output lines that must be
+/// produced at the speed of copying bytes: the driver's answers.
+///
+/// Strings are escaped over their contiguous UTF-8 bytes: runs of bytes that need no escape are copied in one
+/// go (checked eight bytes at a time). Besides what JSON requires (`"`, `\`, U+0000–U+001F), DEL, the C1
+/// controls U+0080–U+009F and U+2028/U+2029 are escaped as `\uXXXX`, so a line never carries a raw control
+/// character (a terminal reading it cannot be driven by origin bytes). Byte input that is not valid UTF-8 is
+/// written as U+FFFD per maximal invalid subpart (the Unicode recommendation, as `String(decoding:as:)` does),
+/// and the writer reports it so the caller can add the exact bytes another way (base64).
+///
+/// Commas and colons are placed automatically: call ``key(_:)`` before each member value of an object.
+struct JSONLineEncoder {
+    /// The encoded bytes so far.
+    private(set) var bytes: [UInt8] = []
+    /// One entry per open object or array: whether it already holds a member or element.
+    private var hasElement: [Bool] = []
+    /// Whether a key was just written (the next value needs no comma).
+    private var afterKey = false
+
+    /// Creates an empty encoder with room for `capacity` bytes.
+    init(capacity: Int = 256) {
+        bytes.reserveCapacity(capacity)
+    }
+
+    /// Reserves room for `count` more bytes.
+    mutating func reserve(_ count: Int) {
+        bytes.reserveCapacity(bytes.count + count)
+    }
+
+    private mutating func beginValue() {
+        if afterKey {
+            afterKey = false
+        } else if let last = hasElement.indices.last {
+            if hasElement[last] { bytes.append(UInt8(ascii: ",")) }
+            hasElement[last] = true
+        }
+    }
+
+    /// Opens an object (`{`).
+    mutating func beginObject() {
+        beginValue()
+        bytes.append(UInt8(ascii: "{"))
+        hasElement.append(false)
+    }
+
+    /// Closes the innermost object (`}`).
+    mutating func endObject() {
+        hasElement.removeLast()
+        bytes.append(UInt8(ascii: "}"))
+    }
+
+    /// Opens an array (`[`).
+    mutating func beginArray() {
+        beginValue()
+        bytes.append(UInt8(ascii: "["))
+        hasElement.append(false)
+    }
+
+    /// Closes the innermost array (`]`).
+    mutating func endArray() {
+        hasElement.removeLast()
+        bytes.append(UInt8(ascii: "]"))
+    }
+
+    /// Writes a member name of the innermost object; `name` must need no escaping (ASCII letters and digits).
+    mutating func key(_ name: StaticString) {
+        if let last = hasElement.indices.last {
+            if hasElement[last] { bytes.append(UInt8(ascii: ",")) }
+            hasElement[last] = true
+        }
+        bytes.append(UInt8(ascii: "\""))
+        name.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(UInt8(ascii: ":"))
+        afterKey = true
+    }
+
+    /// Writes `null`.
+    mutating func null() {
+        beginValue()
+        bytes.append(contentsOf: [0x6E, 0x75, 0x6C, 0x6C])
+    }
+
+    /// Writes `true` or `false`.
+    mutating func bool(_ value: Bool) {
+        beginValue()
+        if value { bytes.append(contentsOf: [0x74, 0x72, 0x75, 0x65]) } else { bytes.append(contentsOf: [0x66, 0x61, 0x6C, 0x73, 0x65]) }
+    }
+
+    /// Writes an integer in decimal.
+    mutating func integer<T: BinaryInteger>(_ value: T) {
+        beginValue()
+        bytes.append(contentsOf: String(value).utf8)
+    }
+
+    /// Writes a finite number (shortest round-trip form); a non-finite one is written as `null` (JSON has none).
+    mutating func number(_ value: Double) {
+        guard value.isFinite else { return null() }
+        beginValue()
+        bytes.append(contentsOf: value.description.utf8)
+    }
+
+    /// Writes `text` as a JSON string.
+    mutating func string(_ text: String) {
+        beginValue()
+        var text = text
+        text.makeContiguousUTF8()
+        text.utf8.withContiguousStorageIfAvailable { _ = Self.appendQuoted($0, to: &bytes) }
+    }
+
+    /// Writes `raw` as a JSON string, decoding it as UTF-8.
+    /// - Returns: `true` when `raw` is valid UTF-8 (the string is exact); `false` when invalid sequences were
+    ///   written as U+FFFD.
+    @discardableResult
+    mutating func string(utf8 raw: UnsafeRawBufferPointer) -> Bool {
+        beginValue()
+        return Self.appendQuoted(raw.bindMemory(to: UInt8.self), to: &bytes)
+    }
+
+    /// Writes `raw` as a JSON string of its base64 text (RFC 4648, padded).
+    mutating func base64(_ raw: UnsafeRawBufferPointer) {
+        beginValue()
+        bytes.append(UInt8(ascii: "\""))
+        Self.appendBase64(raw.bindMemory(to: UInt8.self), to: &bytes)
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Appends already encoded JSON text (one complete value) as the next value.
+    mutating func raw(_ json: [UInt8]) {
+        beginValue()
+        bytes.append(contentsOf: json)
+    }
+
+    /// Appends `terminator` bytes (e.g. a newline) after the value and hands over the buffer without a copy.
+    mutating func finish(appending terminator: [UInt8] = []) -> [UInt8] {
+        bytes.append(contentsOf: terminator)
+        var out: [UInt8] = []
+        swap(&out, &bytes)
+        return out
+    }
+
+    // MARK: - Escaping
+
+    /// Appends `"<escaped input>"` to `out`; returns whether `input` was valid UTF-8.
+    static func appendQuoted(_ input: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) -> Bool {
+        out.append(UInt8(ascii: "\""))
+        let exact = appendEscaped(input, to: &out)
+        out.append(UInt8(ascii: "\""))
+        return exact
+    }
+
+    /// Whether any of the eight bytes of `word` may need attention: below 0x20, `"`, `\`, DEL, or non-ASCII.
+    /// May report a byte that needs none (then the bytes are checked one by one); never misses one.
+    @inline(__always)
+    private static func mayNeedEscape(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        let below20 = (word &- ones &* 0x20) & ~word
+        let quote = word ^ (ones &* 0x22)
+        let backslash = word ^ (ones &* 0x5C)
+        let del = word ^ (ones &* 0x7F)
+        let zeroes = ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | ((del &- ones) & ~del)
+        return ((below20 | zeroes) & highs) | (word & highs) != 0
+    }
+
+    /// Appends the JSON string content of `input` (no quotes) to `out`; returns whether `input` was valid UTF-8.
+    static func appendEscaped(_ input: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) -> Bool {
+        guard let base = input.baseAddress else { return true }
+        let count = input.count
+        out.reserveCapacity(out.count + count + 16)
+        var exact = true
+        var runStart = 0
+        var i = 0
+        @inline(__always) func flush(upTo end: Int) {
+            if end > runStart { out.append(contentsOf: UnsafeBufferPointer(start: base + runStart, count: end - runStart)) }
+        }
+        while i < count {
+            // Eight safe ASCII bytes at a time.
+            while i + 8 <= count, !mayNeedEscape(UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)) {
+                i += 8
+            }
+            guard i < count else { break }
+            let byte = base[i]
+            if byte >= 0x20 && byte < 0x7F && byte != 0x22 && byte != 0x5C {
+                i += 1
+                continue
+            }
+            if byte < 0x80 {
+                flush(upTo: i)
+                appendEscape(for: byte, to: &out)
+                i += 1
+                runStart = i
+                continue
+            }
+            let length = validSequenceLength(base, at: i, count: count)
+            if length > 0 {
+                let second = base[i + 1]
+                if byte == 0xC2 && second < 0xA0 {
+                    // C1 control U+0080–U+009F.
+                    flush(upTo: i)
+                    appendUnicodeEscape(UInt16(second), to: &out)
+                    i += 2
+                    runStart = i
+                } else if byte == 0xE2 && second == 0x80 && (base[i + 2] == 0xA8 || base[i + 2] == 0xA9) {
+                    // U+2028 LINE SEPARATOR, U+2029 PARAGRAPH SEPARATOR.
+                    flush(upTo: i)
+                    appendUnicodeEscape(base[i + 2] == 0xA8 ? 0x2028 : 0x2029, to: &out)
+                    i += 3
+                    runStart = i
+                } else {
+                    i += length
+                }
+            } else {
+                flush(upTo: i)
+                out.append(contentsOf: [0xEF, 0xBF, 0xBD])
+                exact = false
+                i += maximalInvalidSubpart(base, at: i, count: count)
+                runStart = i
+            }
+        }
+        flush(upTo: count)
+        return exact
+    }
+
+    /// The length (2–4) of the well-formed UTF-8 sequence starting at `i`, or 0 when it is not one
+    /// (Unicode Table 3-7: no overlongs, no surrogates, nothing above U+10FFFF).
+    @inline(__always)
+    private static func validSequenceLength(_ p: UnsafePointer<UInt8>, at i: Int, count: Int) -> Int {
+        let lead = p[i]
+        func continuation(_ k: Int) -> Bool { i + k < count && p[i + k] & 0xC0 == 0x80 }
+        switch lead {
+        case 0xC2...0xDF:
+            return continuation(1) ? 2 : 0
+        case 0xE0...0xEF:
+            guard i + 2 < count, continuation(2) else { return 0 }
+            let second = p[i + 1]
+            let lower: UInt8 = lead == 0xE0 ? 0xA0 : 0x80
+            let upper: UInt8 = lead == 0xED ? 0x9F : 0xBF
+            return second >= lower && second <= upper ? 3 : 0
+        case 0xF0...0xF4:
+            guard i + 3 < count, continuation(2), continuation(3) else { return 0 }
+            let second = p[i + 1]
+            let lower: UInt8 = lead == 0xF0 ? 0x90 : 0x80
+            let upper: UInt8 = lead == 0xF4 ? 0x8F : 0xBF
+            return second >= lower && second <= upper ? 4 : 0
+        default:
+            return 0
+        }
+    }
+
+    /// How many bytes one U+FFFD replaces at `i`, where no well-formed sequence starts: the lead byte plus the
+    /// continuation bytes that could still have completed it (the maximal subpart), at least 1.
+    private static func maximalInvalidSubpart(_ p: UnsafePointer<UInt8>, at i: Int, count: Int) -> Int {
+        let lead = p[i]
+        let needed: Int
+        var lower: UInt8 = 0x80
+        var upper: UInt8 = 0xBF
+        switch lead {
+        case 0xC2...0xDF: needed = 1
+        case 0xE0...0xEF:
+            needed = 2
+            if lead == 0xE0 { lower = 0xA0 }
+            if lead == 0xED { upper = 0x9F }
+        case 0xF0...0xF4:
+            needed = 3
+            if lead == 0xF0 { lower = 0x90 }
+            if lead == 0xF4 { upper = 0x8F }
+        default: return 1
+        }
+        var length = 1
+        while length <= needed, i + length < count {
+            let byte = p[i + length]
+            let inRange = length == 1 ? (byte >= lower && byte <= upper) : (byte & 0xC0 == 0x80)
+            guard inRange else { break }
+            length += 1
+        }
+        return length
+    }
+
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
+
+    /// The escape of an ASCII byte that may not appear raw: `\"`, `\\`, `\n` ... or `\u00XX`.
+    @inline(__always)
+    private static func appendEscape(for byte: UInt8, to out: inout [UInt8]) {
+        switch byte {
+        case 0x22: out.append(contentsOf: [0x5C, 0x22])
+        case 0x5C: out.append(contentsOf: [0x5C, 0x5C])
+        case 0x0A: out.append(contentsOf: [0x5C, UInt8(ascii: "n")])
+        case 0x0D: out.append(contentsOf: [0x5C, UInt8(ascii: "r")])
+        case 0x09: out.append(contentsOf: [0x5C, UInt8(ascii: "t")])
+        case 0x08: out.append(contentsOf: [0x5C, UInt8(ascii: "b")])
+        case 0x0C: out.append(contentsOf: [0x5C, UInt8(ascii: "f")])
+        default: appendUnicodeEscape(UInt16(byte), to: &out)
+        }
+    }
+
+    /// `\uXXXX` (lowercase hex) for a BMP code point.
+    @inline(__always)
+    private static func appendUnicodeEscape(_ value: UInt16, to out: inout [UInt8]) {
+        hexDigits.withUnsafeBufferPointer { hex in
+            out.append(contentsOf: [0x5C, UInt8(ascii: "u"),
+                                    hex[Int(value >> 12) & 0xF], hex[Int(value >> 8) & 0xF],
+                                    hex[Int(value >> 4) & 0xF], hex[Int(value) & 0xF]])
+        }
+    }
+
+    private static let base64Alphabet: [UInt8] =
+        Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+
+    /// Appends the base64 text of `input` (RFC 4648 §4, padded with `=`).
+    static func appendBase64(_ input: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+        let count = input.count
+        out.reserveCapacity(out.count + (count + 2) / 3 * 4)
+        base64Alphabet.withUnsafeBufferPointer { table in
+            var i = 0
+            while i + 3 <= count {
+                let word = UInt32(input[i]) << 16 | UInt32(input[i + 1]) << 8 | UInt32(input[i + 2])
+                out.append(table[Int(word >> 18)])
+                out.append(table[Int(word >> 12) & 0x3F])
+                out.append(table[Int(word >> 6) & 0x3F])
+                out.append(table[Int(word) & 0x3F])
+                i += 3
+            }
+            let rest = count - i
+            if rest == 1 {
+                let word = UInt32(input[i]) << 16
+                out.append(contentsOf: [table[Int(word >> 18)], table[Int(word >> 12) & 0x3F], 0x3D, 0x3D])
+            } else if rest == 2 {
+                let word = UInt32(input[i]) << 16 | UInt32(input[i + 1]) << 8
+                out.append(contentsOf: [table[Int(word >> 18)], table[Int(word >> 12) & 0x3F],
+                                        table[Int(word >> 6) & 0x3F], 0x3D])
+            }
+        }
+    }
+}
