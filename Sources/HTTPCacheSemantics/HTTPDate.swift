@@ -9,120 +9,127 @@ import Darwin
 
 /// HTTP-date parsing and formatting (RFC 9110 §5.6.7).
 ///
-/// Parsing accepts the three formats a recipient must accept — IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`),
-/// obsolete RFC 850 (`Sunday, 06-Nov-94 08:49:37 GMT`) and asctime (`Sun Nov  6 08:49:37 1994`) — leniently
-/// about spacing, weekday and letter case, strictly about the calendar. Formatting produces IMF-fixdate.
+/// Parsing accepts exactly the three formats a recipient must accept — IMF-fixdate
+/// (`Sun, 06 Nov 1994 08:49:37 GMT`), obsolete RFC 850 (`Sunday, 06-Nov-94 08:49:37 GMT`) and asctime
+/// (`Sun Nov  6 08:49:37 1994`) — and nothing else, so an invalid `Expires` reads as already stale and an invalid
+/// `Date`, `Last-Modified` or `If-Modified-Since` as absent. Formatting produces IMF-fixdate.
 public enum HTTPDate {
     private static let monthNames = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
     private static let weekdayNames = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
-    /// Lower-case three-letter month names packed as 24-bit keys (`jan` = 0x6A616E), in calendar order.
-    private static let monthKeys: [UInt32] = monthNames.map { key($0.lowercased().utf8) }
-    private static let weekdayKeys: Set<UInt32> = Set(weekdayNames.map { key($0.lowercased().utf8) })
-    private static let fullWeekdays: Set<String> = ["sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"]
-    private static let zones: Set<String> = ["ut", "z"]
-    private static let gmtKey: UInt32 = 0x67_6D_74
-    private static let utcKey: UInt32 = 0x75_74_63
+    /// Three-letter month names packed as 24-bit keys (`Jan` = 0x4A616E), in calendar order.
+    private static let monthKeys: [UInt32] = monthNames.map(packed)
+    private static let weekdayKeys: [UInt32] = weekdayNames.map(packed)
+    private static let fullWeekdays: [[UInt8]] = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"].map { Array($0.utf8) }
+    private static let gmtKey: UInt32 = 0x47_4D_54
 
-    /// Parses an HTTP-date in any of the three formats; `nil` for anything else (e.g. `Expires: 0` or `-1`).
+    private static func packed(_ word: String) -> UInt32 {
+        word.utf8.prefix(3).reduce(UInt32(0)) { ($0 << 8) | UInt32($1) }
+    }
+
+    /// Parses an HTTP-date in one of the three formats of RFC 9110 §5.6.7; `nil` for anything else.
     ///
-    /// A two-digit RFC 850 year is read as 1970–2069 (00–69 → 20xx). The weekday is not checked against the
-    /// date; an impossible date (31 Feb) or time (25:00) is rejected.
+    /// Exactly IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), obsolete RFC 850 (`Sunday, 06-Nov-94 08:49:37 GMT`)
+    /// and asctime (`Sun Nov  6 08:49:37 1994`), case-sensitive ("HTTP-date is case sensitive"), with their
+    /// single spaces, two-digit day/hour/minute/second and the literal `GMT`. Outer spaces/tabs are ignored.
+    /// Rejected, among others: `UTC`, a two-digit year in IMF-fixdate, a missing comma, doubled spaces, dashes
+    /// in IMF-fixdate, a one-digit hour, `0`, `-1`. A two-digit RFC 850 year is read as 1970–2069
+    /// (00–69 → 20xx). The weekday is not checked against the date; an impossible date (31 Feb) or time (25:00)
+    /// is rejected; second 60 (a leap second) reads as the next second.
     public static func parse(_ value: String) -> Date? {
         guard value.utf8.count <= 64 else { return nil }
         var copy = value
         return copy.withUTF8 { parse(bytes: $0) }
     }
 
-    private static func parse(bytes: UnsafeBufferPointer<UInt8>) -> Date? {
-        var fields = Fields()
-        var tokenCount = 0
-        var start = 0
-        for index in 0...bytes.count {
-            let isSeparator = index == bytes.count || bytes[index] == 0x20 || bytes[index] == 0x09
-                || bytes[index] == 0x2C || bytes[index] == 0x2D
-            guard isSeparator else { continue }
-            if index > start {
-                tokenCount += 1
-                guard tokenCount <= 7, fields.take(bytes[start..<index]) else { return nil }
-            }
-            start = index + 1
-        }
-        guard tokenCount >= 4 else { return nil }
-        return fields.date()
+    private static func parse(bytes all: UnsafeBufferPointer<UInt8>) -> Date? {
+        var lower = 0, upper = all.count
+        while lower < upper, all[lower] == 0x20 || all[lower] == 0x09 { lower += 1 }
+        while upper > lower, all[upper - 1] == 0x20 || all[upper - 1] == 0x09 { upper -= 1 }
+        let b = UnsafeBufferPointer(rebasing: all[lower..<upper])
+        guard b.count >= 24 else { return nil }
+        if b[3] == 0x2C { return parseIMFFixdate(b) }
+        if b[3] == 0x20 { return parseAsctime(b) }
+        return parseRFC850(b)
     }
 
-    /// The pieces of a date found so far; `take` rejects a token that does not fit.
-    private struct Fields {
-        var day: Int?, month: Int?, year: Int?, yearDigits = 0
-        var time: (Int, Int, Int)?
-        var sawZone = false, sawWeekday = false
-
-        mutating func take(_ token: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
-            if token.contains(0x3A) {
-                guard time == nil, let parsed = HTTPDate.parseTime(token) else { return false }
-                time = parsed
-            } else if token.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
-                guard token.count <= 4 else { return false }
-                let number = token.reduce(0) { $0 * 10 + Int($1 - 0x30) }
-                if day == nil {
-                    guard token.count <= 2 else { return false }
-                    day = number
-                } else if year == nil {
-                    guard token.count == 2 || token.count == 4 else { return false }
-                    year = number
-                    yearDigits = token.count
-                } else {
-                    return false
-                }
-            } else {
-                return takeWord(token)
-            }
-            return true
-        }
-
-        private mutating func takeWord(_ token: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
-            if token.count == 3 {
-                let key = HTTPDate.key(token)
-                if let index = HTTPDate.monthKeys.firstIndex(of: key) {
-                    guard month == nil else { return false }
-                    month = index + 1
-                    return true
-                }
-                if HTTPDate.weekdayKeys.contains(key) {
-                    guard !sawWeekday else { return false }
-                    sawWeekday = true
-                    return true
-                }
-                if key == HTTPDate.gmtKey || key == HTTPDate.utcKey {
-                    guard !sawZone else { return false }
-                    sawZone = true
-                    return true
-                }
-                return false
-            }
-            let word = HeaderSyntax.asciiLowercased(String(decoding: token, as: UTF8.self))
-            if HTTPDate.fullWeekdays.contains(word) {
-                guard !sawWeekday else { return false }
-                sawWeekday = true
-                return true
-            }
-            guard HTTPDate.zones.contains(word), !sawZone else { return false }
-            sawZone = true
-            return true
-        }
-
-        func date() -> Date? {
-            guard let d = day, let m = month, var y = year, let (hh, mm, ss) = time else { return nil }
-            if yearDigits == 2 { y += y < 70 ? 2000 : 1900 }
-            guard (1...31).contains(d), (0...23).contains(hh), (0...59).contains(mm), (0...60).contains(ss),
-                  (1...9999).contains(y) else { return nil }
-            return HTTPDate.makeDate(year: y, month: m, day: d, hour: hh, minute: mm, second: ss)
-        }
+    /// `day-name "," SP date1 SP time-of-day SP GMT`, date1 = `2DIGIT SP month SP 4DIGIT`: exactly 29 bytes.
+    private static func parseIMFFixdate(_ b: UnsafeBufferPointer<UInt8>) -> Date? {
+        guard b.count == 29, shortWeekday(b, 0), b[4] == 0x20, let day = digits(b, 5, 2), b[7] == 0x20,
+              let month = month(b, 8), b[11] == 0x20, let year = digits(b, 12, 4), b[16] == 0x20,
+              let time = timeOfDay(b, 17), isGMT(b, 25) else { return nil }
+        return validDate(year: year, month: month, day: day, time: time)
     }
 
-    /// A three-byte word lower-cased and packed into 24 bits (non-letters kept), for month/weekday lookup.
-    private static func key<C: Collection<UInt8>>(_ token: C) -> UInt32 {
-        token.prefix(3).reduce(UInt32(0)) { ($0 << 8) | UInt32(($1 >= 0x41 && $1 <= 0x5A) ? $1 | 0x20 : $1) }
+    /// `day-name-l "," SP date2 SP time-of-day SP GMT`, date2 = `2DIGIT "-" month "-" 2DIGIT`.
+    private static func parseRFC850(_ b: UnsafeBufferPointer<UInt8>) -> Date? {
+        guard let comma = b.firstIndex(of: 0x2C), longWeekday(b, comma), b.count == comma + 24,
+              b[comma + 1] == 0x20, let day = digits(b, comma + 2, 2), b[comma + 4] == 0x2D,
+              let month = month(b, comma + 5), b[comma + 8] == 0x2D, let shortYear = digits(b, comma + 9, 2),
+              b[comma + 11] == 0x20, let time = timeOfDay(b, comma + 12), isGMT(b, comma + 20)
+        else { return nil }
+        let year = shortYear + (shortYear < 70 ? 2000 : 1900)
+        return validDate(year: year, month: month, day: day, time: time)
+    }
+
+    /// `day-name SP month SP ( 2DIGIT / ( SP DIGIT ) ) SP time-of-day SP 4DIGIT`: exactly 24 bytes.
+    private static func parseAsctime(_ b: UnsafeBufferPointer<UInt8>) -> Date? {
+        guard b.count == 24, shortWeekday(b, 0), b[3] == 0x20, let month = month(b, 4), b[7] == 0x20 else { return nil }
+        let day: Int
+        if b[8] == 0x20, let one = digits(b, 9, 1) { day = one } else if let two = digits(b, 8, 2) { day = two } else { return nil }
+        guard b[10] == 0x20, let time = timeOfDay(b, 11), b[19] == 0x20, let year = digits(b, 20, 4) else { return nil }
+        return validDate(year: year, month: month, day: day, time: time)
+    }
+
+    /// `count` ASCII digits at `at` as a number, or `nil`.
+    private static func digits(_ b: UnsafeBufferPointer<UInt8>, _ at: Int, _ count: Int) -> Int? {
+        guard at + count <= b.count else { return nil }
+        var value = 0
+        for i in at..<(at + count) {
+            let d = b[i] &- 0x30
+            guard d <= 9 else { return nil }
+            value = value * 10 + Int(d)
+        }
+        return value
+    }
+
+    /// `hour ":" minute ":" second`, each exactly two digits (8 bytes at `at`).
+    private static func timeOfDay(_ b: UnsafeBufferPointer<UInt8>, _ at: Int) -> (Int, Int, Int)? {
+        guard at + 8 <= b.count, let h = digits(b, at, 2), b[at + 2] == 0x3A, let m = digits(b, at + 3, 2),
+              b[at + 5] == 0x3A, let s = digits(b, at + 6, 2) else { return nil }
+        return (h, m, s)
+    }
+
+    /// The three-byte word at `at` packed into 24 bits (case kept), for month/weekday lookup.
+    private static func key(_ b: UnsafeBufferPointer<UInt8>, _ at: Int) -> UInt32 {
+        guard at + 3 <= b.count else { return 0 }
+        return UInt32(b[at]) << 16 | UInt32(b[at + 1]) << 8 | UInt32(b[at + 2])
+    }
+
+    private static func month(_ b: UnsafeBufferPointer<UInt8>, _ at: Int) -> Int? {
+        monthKeys.firstIndex(of: key(b, at)).map { $0 + 1 }
+    }
+
+    private static func shortWeekday(_ b: UnsafeBufferPointer<UInt8>, _ at: Int) -> Bool {
+        weekdayKeys.contains(key(b, at))
+    }
+
+    /// Whether the bytes before `comma` are a full weekday name (`Sunday` … `Saturday`).
+    private static func longWeekday(_ b: UnsafeBufferPointer<UInt8>, _ comma: Int) -> Bool {
+        guard comma >= 6, comma <= 9 else { return false }
+        let word = UnsafeBufferPointer(rebasing: b[0..<comma])
+        return fullWeekdays.contains { $0.elementsEqual(word) }
+    }
+
+    /// `SP "GMT"` at `at`, ending the value exactly.
+    private static func isGMT(_ b: UnsafeBufferPointer<UInt8>, _ at: Int) -> Bool {
+        at + 4 == b.count && b[at] == 0x20 && key(b, at + 1) == gmtKey
+    }
+
+    private static func validDate(year: Int, month: Int, day: Int, time: (Int, Int, Int)) -> Date? {
+        let (hh, mm, ss) = time
+        guard (1...31).contains(day), (0...23).contains(hh), (0...59).contains(mm), (0...60).contains(ss),
+              (1...9999).contains(year) else { return nil }
+        return makeDate(year: year, month: month, day: day, hour: hh, minute: mm, second: ss)
     }
 
     /// Formats `date` as IMF-fixdate (RFC 9110 §5.6.7), e.g. `Sun, 06 Nov 1994 08:49:37 GMT`; sub-seconds dropped.
@@ -143,27 +150,6 @@ public enum HTTPDate {
     }
 
     private static func pad(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
-
-    fileprivate static func parseTime(_ token: Slice<UnsafeBufferPointer<UInt8>>) -> (Int, Int, Int)? {
-        var values: [Int] = []
-        var current = 0, digits = 0
-        for byte in token {
-            if byte == 0x3A {
-                guard digits == 1 || digits == 2 else { return nil }
-                values.append(current)
-                current = 0
-                digits = 0
-            } else if byte >= 0x30 && byte <= 0x39 {
-                current = current * 10 + Int(byte - 0x30)
-                digits += 1
-                guard digits <= 2 else { return nil }
-            } else {
-                return nil
-            }
-        }
-        guard digits == 1 || digits == 2, values.count == 2 else { return nil }
-        return (values[0], values[1], current)
-    }
 
     fileprivate static func makeDate(year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) -> Date? {
         var parts = tm()

@@ -11,12 +11,8 @@ import Testing
         "Sun, 06 Nov 1994 08:49:37 GMT",     // IMF-fixdate
         "Sunday, 06-Nov-94 08:49:37 GMT",    // obsolete RFC 850
         "Sun Nov  6 08:49:37 1994",          // asctime
-        "sun, 06 nov 1994 08:49:37 gmt",     // case-insensitive leniency
-        "Sun, 6 Nov 1994 08:49:37 GMT",      // one-digit day
-        "  Sun, 06 Nov 1994 08:49:37 GMT ",  // surrounding spaces
-        "06 Nov 1994 08:49:37 GMT",          // weekday missing
+        "  Sun, 06 Nov 1994 08:49:37 GMT ",  // surrounding spaces (outside the field value)
         "Mon, 06 Nov 1994 08:49:37 GMT",     // wrong weekday is not checked
-        "Sun, 06 Nov 1994 08:49:37 UTC",
     ])
     func parsesAllFormats(text: String) {
         #expect(HTTPDate.parse(text)?.timeIntervalSince1970 == Self.example)
