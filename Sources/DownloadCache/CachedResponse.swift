@@ -9,7 +9,8 @@ public enum ResponseSource: String, Sendable, Codable, CaseIterable {
     case cache
     /// Served from the cache after the origin confirmed it with 304 Not Modified (RFC 9111 §4.3.4).
     case revalidated
-    /// Served stale from the cache because the origin failed or answered 5xx and stale-if-error or
+    /// Served stale from the cache because the origin could not be reached (served while disconnected,
+    /// `Configuration.servesStaleWhenDisconnected`), or failed / answered 5xx and stale-if-error or
     /// `fallbackToCacheIfLoadFails` allowed it (RFC 9111 §4.2.4).
     case stale
 }

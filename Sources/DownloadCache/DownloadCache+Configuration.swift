@@ -34,6 +34,12 @@ extension DownloadCache {
         public var transport: (any HTTPTransport)?
         /// The clock used for request/response times, ages and expiries (tests inject a fixed one).
         public var now: @Sendable () -> Date = { Date() }
+        /// Serve a stale stored response, marked ``ResponseSource/stale``, when the origin cannot be reached
+        /// (connection refused, closed or reset before a whole response, timed out): RFC 9111 §4.2.4 "when the
+        /// cache is disconnected". Never for an HTTP error status (that needs `stale-if-error` or
+        /// `fallbackToCacheIfLoadFails`), never where must-revalidate, no-cache, or in shared mode proxy-revalidate
+        /// / s-maxage forbid it. Default `true`; `false` reports the network error instead.
+        public var servesStaleWhenDisconnected: Bool = true
         /// Redirect hops followed before failing with `.tooManyRedirects`. Default 10.
         public var maxRedirects: Int = 10
         /// Seconds a store write (storing a response, freshening, pinning ...) waits while another process holds
@@ -86,7 +92,8 @@ extension DownloadCache {
             EvaluationOptions(mode: mode, policy: options.policy,
                               ignoreServerCacheControl: options.ignoreServerCacheControl,
                               lifetimeOverride: options.expiresIn,
-                              fallbackToCacheIfLoadFails: options.fallbackToCacheIfLoadFails)
+                              fallbackToCacheIfLoadFails: options.fallbackToCacheIfLoadFails,
+                              servesStaleWhenDisconnected: servesStaleWhenDisconnected)
         }
     }
 }

@@ -113,13 +113,17 @@ extension DownloadCache {
     }
 
     /// After a failed exchange or a 5xx: serve the stored response marked `.stale` when RFC 9111 §4.2.4
-    /// (stale-if-error) or `fallbackToCacheIfLoadFails` allows it; otherwise the error.
+    /// (disconnected, stale-if-error) or `fallbackToCacheIfLoadFails` allows it; otherwise the error.
     private func fallback(after error: DownloadError, status: Int?, original: CacheRequest, stored: StoredCandidate?,
                           options: RequestOptions) -> Result<CachedResponse, DownloadError> {
         guard error.code != .cancelled, let stored else { return .failure(error) }
         let now = configuration.now()
+        var evaluation = configuration.evaluationOptions(options)
+        // Only an unreachable origin is "disconnected" (RFC 9111 §4.2.4); a TLS or local failure is not.
+        let disconnected: Set<DownloadError.Code> = [.connectionFailed, .timedOut, .truncated]
+        if status != nil || !disconnected.contains(error.code) { evaluation.servesStaleWhenDisconnected = false }
         let decision = RFC9111.errorDecision(stored: stored.metadata.stored, request: original, now: now,
-                                             options: configuration.evaluationOptions(options), status: status)
+                                             options: evaluation, status: status)
         guard decision.servesStored,
               let stale = serve(stored, request: original, source: .stale,
                                 reason: "\(decision.reason) (origin: \(error.detail))", options: options, now: now) else {

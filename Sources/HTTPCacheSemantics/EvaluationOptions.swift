@@ -47,6 +47,12 @@ public struct EvaluationOptions: Sendable, Hashable {
     /// ASI's `fallbackToCacheIfLoadFails`: when the origin cannot be reached (or answers 5xx) serve a stale
     /// stored response unless a directive (must-revalidate, no-cache, proxy-revalidate in shared mode) forbids it.
     public var fallbackToCacheIfLoadFails: Bool
+    /// Serve a stale stored response when the origin cannot be reached (RFC 9111 §4.2.4: "when the cache is
+    /// disconnected"), i.e. when ``RFC9111/errorDecision(stored:request:now:options:status:)`` is given no status;
+    /// never for an HTTP error status (that needs `stale-if-error` or ``fallbackToCacheIfLoadFails``), never
+    /// past must-revalidate, no-cache, or proxy-revalidate / s-maxage in a shared cache, never when the request
+    /// says `no-cache`. Default `true`.
+    public var servesStaleWhenDisconnected: Bool
     /// Fraction of (Date − Last-Modified) used as heuristic freshness lifetime (RFC 9111 §4.2.2); default 0.1.
     public var heuristicFraction: Double
     /// Upper bound in seconds of a heuristic freshness lifetime; default 604,800 (7 days).
@@ -59,6 +65,7 @@ public struct EvaluationOptions: Sendable, Hashable {
         ignoreServerCacheControl: Bool = false,
         lifetimeOverride: TimeInterval? = nil,
         fallbackToCacheIfLoadFails: Bool = false,
+        servesStaleWhenDisconnected: Bool = true,
         heuristicFraction: Double = 0.1,
         heuristicCap: TimeInterval = 86_400 * 7
     ) {
@@ -67,6 +74,7 @@ public struct EvaluationOptions: Sendable, Hashable {
         self.ignoreServerCacheControl = ignoreServerCacheControl
         self.lifetimeOverride = lifetimeOverride
         self.fallbackToCacheIfLoadFails = fallbackToCacheIfLoadFails
+        self.servesStaleWhenDisconnected = servesStaleWhenDisconnected
         self.heuristicFraction = heuristicFraction
         self.heuristicCap = heuristicCap
     }

@@ -162,7 +162,8 @@ extension RFC9111 {
     ///
     /// ``CacheDecision/useStored(reason:)`` when the stored response is still fresh, or stale but allowed:
     /// `stale-if-error` (response or request) covers the staleness, the request's `max-stale` covers it, or
-    /// ``EvaluationOptions/fallbackToCacheIfLoadFails`` — never past must-revalidate, response no-cache, or
+    /// ``EvaluationOptions/fallbackToCacheIfLoadFails``, or for a network error
+    /// ``EvaluationOptions/servesStaleWhenDisconnected`` (default on) — never past must-revalidate, response no-cache, or
     /// proxy-revalidate / s-maxage in a shared cache. Otherwise: ``CacheDecision/fetch(reason:)`` for a status
     /// (deliver the origin's error response, or for a non-5xx status simply use it) and
     /// ``CacheDecision/unsatisfiable(reason:)`` for a network error (the caller reports the error / a 504).
@@ -192,6 +193,9 @@ extension RFC9111 {
         }
         if options.fallbackToCacheIfLoadFails {
             return .useStored(reason: "\(failure); fallbackToCacheIfLoadFails serves the stale response (RFC 9111 §4.2.4)")
+        }
+        if status == nil, options.servesStaleWhenDisconnected, !facts.request.noCache {
+            return .useStored(reason: "\(failure); stale by \(RFC9111.seconds(staleness)), served while disconnected (RFC 9111 §4.2.4)")
         }
         return refuse("stale by \(RFC9111.seconds(staleness)) and nothing allows serving it stale")
     }
