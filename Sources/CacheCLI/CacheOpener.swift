@@ -20,10 +20,11 @@ enum CacheOpener {
     ///     commands pass false so a mistyped `--cache-dir` is reported instead of silently created.
     /// - Throws: ``CommandFailure`` ("no cache at DIR" when `create` is false and nothing is there;
     ///   "storage error: ..." when the store cannot be opened at all).
-    static func open(_ location: CacheLocation, console: Console, create: Bool = true,
-                     verbose: Bool = false) throws(CommandFailure) -> DownloadCache {
+    static func open(_ location: CacheLocation, console: Console, create: Bool = true, verbose: Bool = false,
+                     configure: (inout DownloadCache.Configuration) -> Void = { _ in }) throws(CommandFailure) -> DownloadCache {
         if !create { try requireExisting(location) }
         var configuration = DownloadCache.Configuration(directory: location.directory, namespace: location.namespace)
+        configure(&configuration)
         if verbose {
             configuration.log = { message in console.err("dlcache: \(ErrorText.clean(message))") }
         } else {
@@ -54,9 +55,11 @@ enum CacheOpener {
     /// ``open(_:console:create:verbose:)`` for `create`; `-v` turns on the client's log lines).
     /// - Throws: ``UsageError`` for a bad location, ``CommandFailure`` when there is no cache (and `create` is
     ///   false) or the store cannot open.
-    static func open(_ parsed: ParsedArguments, context: CommandContext, create: Bool = false) throws -> DownloadCache {
+    static func open(_ parsed: ParsedArguments, context: CommandContext, create: Bool = false,
+                     configure: (inout DownloadCache.Configuration) -> Void = { _ in }) throws -> DownloadCache {
         let location = try CacheLocation.resolve(parsed, environment: context.environment)
-        return try open(location, console: context.console, create: create, verbose: parsed.flag("verbose"))
+        return try open(location, console: context.console, create: create, verbose: parsed.flag("verbose"),
+                        configure: configure)
     }
 
     /// Parses a command-line URL: absolute http or https with a host and, if given, a port from 1 to 65535.

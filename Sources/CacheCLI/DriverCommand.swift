@@ -45,7 +45,8 @@ public enum DriverCommand: Command {
     /// driver's lines are independent requests — a slow one must not hold back the next line to the same origin.
     static let defaultMaxConnections = 64
 
-    /// `--cache-dir`, `--namespace`, `--mode`, `--max-connections`, `--max-in-flight`, `--inline-body-limit`.
+    /// `--cache-dir`, `--namespace`, `--mode`, `--max-connections`, `--max-in-flight`, `--inline-body-limit`,
+    /// `--no-stale-when-disconnected`.
     public static var options: [OptionSpec] {
         CommonOptions.location + [
             OptionSpec("mode", .value("private|shared"),
@@ -56,6 +57,8 @@ public enum DriverCommand: Command {
                        help: "Request lines answered at once, 1-65536 (default: \(DriverSessionOptions.defaultMaxInFlight)); no further line is read meanwhile."),
             OptionSpec("inline-body-limit", .value("bytes"),
                        help: "Bodies larger than this are answered with \"bodyFile\" (default: \(DriverSessionOptions.defaultInlineBodyLimit))."),
+            OptionSpec("no-stale-when-disconnected",
+                       help: "Answer an unreachable origin with an error instead of a stale copy (RFC 9111 4.2.4, on by default)."),
         ]
     }
 
@@ -75,9 +78,11 @@ public enum DriverCommand: Command {
     /// waits for it to close before the process exits.
     /// - Throws: ``CommandFailure`` ("storage error: ...") when the store cannot be opened at all.
     static func openCache(_ location: CacheLocation, mode: CacheMode, maxConnections: Int = defaultMaxConnections,
-                          console: Console) throws(CommandFailure) -> DownloadCache {
+                          console: Console, configure: (inout DownloadCache.Configuration) -> Void = { _ in })
+        throws(CommandFailure) -> DownloadCache {
         var configuration = DownloadCache.Configuration(directory: location.directory, namespace: location.namespace)
         configuration.mode = mode
+        configure(&configuration)
         configuration.maxConcurrentDownloads = maxConnections
         configuration.log = { message in console.err("dlcache: \(message)") }
         do {
@@ -101,7 +106,10 @@ public enum DriverCommand: Command {
         sessionOptions.maxInFlight = try parsed.integer("max-in-flight", in: 1...65_536) ?? sessionOptions.maxInFlight
         sessionOptions.inlineBodyLimit = Int64(try parsed.integer("inline-body-limit", in: 0...Int(Int32.max))
                                                ?? Int(sessionOptions.inlineBodyLimit))
-        let cache = try openCache(location, mode: mode, maxConnections: maxConnections, console: context.console)
+        let noStale = parsed.flag("no-stale-when-disconnected")
+        let cache = try openCache(location, mode: mode, maxConnections: maxConnections, console: context.console) {
+            $0.servesStaleWhenDisconnected = !noStale
+        }
         let session = DriverSession(cache: cache, options: sessionOptions, write: context.console.writeOut)
         let limit = DriverInFlightLimit(slots: sessionOptions.maxInFlight)
         await session.serve(DriverLineReader.lines(fd: 0, limit: limit), limit: limit)

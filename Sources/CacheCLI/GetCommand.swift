@@ -34,7 +34,9 @@ public enum GetCommand: Command {
             OptionSpec("policy", .value("name"), help: "Cache policy (default: use-protocol, RFC 9111)."),
             OptionSpec("expires-in", .value("seconds"), help: "Keep the response fresh this long (at most 100 years), replacing the server's lifetime (below)."),
             OptionSpec("sliding", help: "Each hit renews the --expires-in lifetime (sliding expiry)."),
-            OptionSpec("fallback-to-cache", help: "Serve the stored response if the origin cannot be reached."),
+            OptionSpec("fallback-to-cache", help: "Serve the stored response if the origin cannot be reached or answers 5xx."),
+            OptionSpec("no-stale-when-disconnected",
+                       help: "Report an unreachable origin instead of serving a stale copy (RFC 9111 4.2.4, on by default)."),
             OptionSpec("ignore-cache-control", help: "Ignore the server's Cache-Control, Pragma and Expires."),
             OptionSpec("session", help: "Store as a session entry: for the CLI, this process only (below)."),
             OptionSpec("no-store", help: "Do not write the response to the cache."),
@@ -101,7 +103,10 @@ public enum GetCommand: Command {
         }
         let bodyToStdout = outputOption == "-"
         let output = outputOption.flatMap { $0 == "-" ? nil : context.environment.fileURL(for: $0) }
-        let cache = try CacheOpener.open(parsed, context: context, create: true)
+        let noStale = parsed.flag("no-stale-when-disconnected")
+        let cache = try CacheOpener.open(parsed, context: context, create: true) { configuration in
+            configuration.servesStaleWhenDisconnected = !noStale
+        }
         let response: CachedResponse
         do {
             response = try await cache.response(for: request, options: options)

@@ -98,7 +98,10 @@ import CacheTestSupport
         #expect(r2.code == 0)
         origin.stop()
 
-        let plain = await cli.run(["get", url])
+        let byDefault = await cli.run(["get", "--json", url])  // RFC 9111 §4.2.4: served stale while disconnected
+        #expect(byDefault.code == 0)
+        #expect(try byDefault.object()["source"] as? String == "stale")
+        let plain = await cli.run(["get", "--no-stale-when-disconnected", url])
         #expect(plain.code == 1)
         #expect(plain.err.hasPrefix("Error: network error: cannot connect"))
         let fallback = await cli.run(["get", "--fallback-to-cache", "--json", url])

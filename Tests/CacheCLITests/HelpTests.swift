@@ -59,7 +59,9 @@ import Testing
       --policy <name>         Cache policy (default: use-protocol, RFC 9111).
       --expires-in <seconds>  Keep the response fresh this long (at most 100 years), replacing the server's lifetime (below).
       --sliding               Each hit renews the --expires-in lifetime (sliding expiry).
-      --fallback-to-cache     Serve the stored response if the origin cannot be reached.
+      --fallback-to-cache     Serve the stored response if the origin cannot be reached or answers 5xx.
+      --no-stale-when-disconnected
+                              Report an unreachable origin instead of serving a stale copy (RFC 9111 4.2.4, on by default).
       --ignore-cache-control  Ignore the server's Cache-Control, Pragma and Expires.
       --session               Store as a session entry: for the CLI, this process only (below).
       --no-store              Do not write the response to the cache.

@@ -54,7 +54,7 @@ import DownloadCache
         #expect(await cli.run(["get", stale]).code == 0)
         origin.stop()
 
-        let hinted = await cli.run(["get", stale])
+        let hinted = await cli.run(["get", "--no-stale-when-disconnected", stale])
         #expect(hinted.code == 1)
         #expect(hinted.err.hasPrefix("Error: network error: cannot connect to the origin for \(stale)"))
         #expect(hinted.err.hasSuffix(" (a stale copy is stored: --fallback-to-cache serves it)\n"))

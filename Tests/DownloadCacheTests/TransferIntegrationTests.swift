@@ -22,7 +22,8 @@ import Testing
     }
 
     @Test func truncatedTransferNeverReplacesAGoodEntry() async throws {
-        try await withHarness { h in
+        // Not served stale instead (RFC 9111 §4.2.4 default), so the failure itself is seen.
+        try await withHarness({ $0.servesStaleWhenDisconnected = false }) { h in
             try await h.origin.configure(path: "/g", headers: [("Cache-Control", "max-age=10")], body: "good body")
             _ = try await h.get("/g")
             let before = try #require(h.storedVariants("/g").first)

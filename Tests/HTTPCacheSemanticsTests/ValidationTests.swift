@@ -138,7 +138,9 @@ import Testing
 
     static let errorCases: [ErrorCase] = [
         ErrorCase(response: ["Cache-Control: max-age=100"], now: 150, status: 503, expected: .fetch),
-        ErrorCase(response: ["Cache-Control: max-age=100"], now: 150, status: nil, expected: .unsatisfiable),
+        ErrorCase(response: ["Cache-Control: max-age=100"], now: 150, status: nil,
+                  options: EvaluationOptions(servesStaleWhenDisconnected: false), expected: .unsatisfiable),
+        ErrorCase(response: ["Cache-Control: max-age=100"], now: 150, status: nil, expected: .useStored),  // disconnected
         ErrorCase(response: ["Cache-Control: max-age=100"], now: 50, status: nil, expected: .useStored),  // still fresh
         ErrorCase(response: ["Cache-Control: max-age=100"], now: 150, status: 404, expected: .fetch),  // not an error to hide
         ErrorCase(response: ["Cache-Control: max-age=100, stale-if-error=60"], now: 150, status: 500, expected: .useStored),
