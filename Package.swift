@@ -19,19 +19,24 @@ let package = Package(
         // libcurl for the Linux transport (raw header lines, reason phrases, no URLSession header rewriting).
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 
+        // The portable system layer: every POSIX call of the library (open/openat with O_NOFOLLOW, fsync and
+        // F_FULLFSYNC, flock, mmap, stat fields, clocks, error numbers, rename, unlink, mkdtemp) goes through its
+        // C functions, whose `#ifdef __APPLE__` branches hide the platform differences.
+        .target(name: "CacheSystem"),
         // Pure RFC 9111 decisions: no disk, no network, no clock reads. Imports nothing of ours.
         .target(name: "HTTPCacheSemantics"),
         // Bytes + metadata on disk and in memory. Knows nothing about HTTP.
-        .target(name: "CacheStore", dependencies: ["CSQLite", "CZlib"]),
+        .target(name: "CacheStore", dependencies: ["CacheSystem", "CSQLite", "CZlib"]),
         // The caching client: drives the two above over an HTTPTransport.
         .target(
             name: "DownloadCache",
-            dependencies: ["HTTPCacheSemantics", "CacheStore", .target(name: "CCurl", condition: .when(platforms: [.linux]))]
+            dependencies: ["HTTPCacheSemantics", "CacheStore", "CacheSystem",
+                           .target(name: "CCurl", condition: .when(platforms: [.linux]))]
         ),
         // Codable model-object cache (the seeds' AppCache).
         .target(name: "ModelCache", dependencies: ["CacheStore"]),
         // The command-line tool's logic, a library so tests can drive it.
-        .target(name: "CacheCLI", dependencies: ["DownloadCache", "HTTPCacheSemantics", "CacheStore"]),
+        .target(name: "CacheCLI", dependencies: ["DownloadCache", "HTTPCacheSemantics", "CacheStore", "CacheSystem"]),
         .executableTarget(name: "dlcache", dependencies: ["CacheCLI"]),
         // Fakes for tests: fixed clock, scripted transport, loopback origin launcher.
         .target(name: "CacheTestSupport", dependencies: ["DownloadCache", "HTTPCacheSemantics", "CacheStore"]),
@@ -43,7 +48,7 @@ let package = Package(
         ),
 
         .testTarget(name: "HTTPCacheSemanticsTests", dependencies: ["HTTPCacheSemantics"], exclude: ["Fixtures"]),
-        .testTarget(name: "CacheStoreTests", dependencies: ["CacheStore", "CacheTestSupport"]),
+        .testTarget(name: "CacheStoreTests", dependencies: ["CacheStore", "CacheSystem", "CacheTestSupport"]),
         .testTarget(name: "DownloadCacheTests", dependencies: ["DownloadCache", "CacheTestSupport"]),
         .testTarget(name: "ModelCacheTests", dependencies: ["ModelCache", "CacheTestSupport"]),
         .testTarget(name: "CacheCLITests", dependencies: ["CacheCLI", "CacheTestSupport"]),

@@ -81,6 +81,7 @@ public enum ErrorText {
         case .notFound: return "not found"
         case .busy: return "cache busy (locked by another process)"
         case .invalidArgument: return "invalid argument"
+        case .unsafeFile: return "unsafe file in the cache directory"
         }
     }
 

@@ -1,29 +1,149 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
+import CacheSystem
 import CZlib
 
-/// The files of one namespace: `blobs/<id>` (immutable bodies), `tmp/` (bodies being written), plus the lock
-/// and session-marker files. Thin wrappers over POSIX calls that turn `errno` into `CacheStoreError`.
+/// Descriptors of a namespace's directories, opened once without following symbolic links; every file of the
+/// store is then reached relative to one of them (`openat`/`unlinkat`/`renameat`), so a directory replaced by a
+/// symbolic link after the store opened is never followed. Closed when the store is deinitialised (not at
+/// `close()`: a read racing `close()` must never find a descriptor number reused by another file).
+final class DirectoryHandles: Sendable {
+    let root: Int32
+    let blobs: Int32
+    let tmp: Int32
+    let sessions: Int32
+
+    init(root: Int32, blobs: Int32, tmp: Int32, sessions: Int32) {
+        self.root = root
+        self.blobs = blobs
+        self.tmp = tmp
+        self.sessions = sessions
+    }
+
+    deinit {
+        for fd in [root, blobs, tmp, sessions] where fd >= 0 { _ = cs_close(fd) }
+    }
+}
+
+/// The files of one namespace: `blobs/<id>` (immutable bodies), `tmp/` (bodies being written), `sessions/`
+/// (live-session markers), plus the index, lock and generation files. Thin wrappers over the portable system
+/// layer (`CacheSystem`) that turn error numbers into `CacheStoreError`.
+///
+/// Nothing here follows a symbolic link: the namespace directory and its subdirectories are opened with
+/// `O_NOFOLLOW` (a namespace where one is a symbolic link is refused with `.unsafeFile`), files are opened,
+/// listed, renamed and deleted relative to those descriptors, opens refuse symbolic links and anything but a
+/// regular file (a FIFO never blocks a read), and deleting a name never deletes what a symbolic link points to.
 struct BlobFiles: Sendable {
     /// `<directory>/<namespace>`.
     let root: URL
     let blobsPath: String
     let tmpPath: String
     let sessionsPath: String
+    let handles: DirectoryHandles
 
-    init(root: URL) {
+    /// The directory names inside a namespace.
+    static let subdirectories = ["blobs", "tmp", "sessions"]
+    /// The index file and SQLite's companions next to it.
+    static let indexFiles = ["index.sqlite", "index.sqlite-wal", "index.sqlite-shm", "index.sqlite-journal"]
+
+    private init(root: URL, handles: DirectoryHandles) {
         self.root = root
+        self.handles = handles
         blobsPath = root.appendingPathComponent("blobs", isDirectory: true).path
         tmpPath = root.appendingPathComponent("tmp", isDirectory: true).path
         sessionsPath = root.appendingPathComponent("sessions", isDirectory: true).path
+    }
+
+    /// Files of a store that opened nothing (every operation fails or finds nothing).
+    static func detached(root: URL) -> BlobFiles {
+        BlobFiles(root: root, handles: DirectoryHandles(root: -1, blobs: -1, tmp: -1, sessions: -1))
     }
 
     var indexPath: String { root.appendingPathComponent("index.sqlite").path }
     var lockPath: String { root.appendingPathComponent("lock").path }
 
     func blobPath(_ id: String) -> String { blobsPath + "/" + id }
+
+    /// What opening the namespace directories found worth a log line (a mode that was tightened).
+    struct OpenNotes: Sendable {
+        var warnings: [String] = []
+    }
+
+    /// Opens the namespace at `root`: creates what is missing (unless `create` is false), refuses symbolic links
+    /// and non-directories, and tightens a namespace directory (or subdirectory) others may access to 0700.
+    /// - Throws: `CacheStoreError` — `.unsafeFile` for a symbolic link or non-directory where a directory
+    ///   belongs, `.permissionDenied` when the namespace cannot be created or read, `.notFound` when
+    ///   `create` is false and it does not exist, `.io`.
+    static func open(root: URL, create: Bool, notes: inout OpenNotes) throws(CacheStoreError) -> BlobFiles {
+        let parent = root.deletingLastPathComponent().path
+        let name = root.lastPathComponent
+        if create, !isDirectory(parent) {
+            do {
+                try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true,
+                                                        attributes: [.posixPermissions: 0o700])
+            } catch {
+                throw CacheStoreError(.permissionDenied, "create \(parent): \(error.localizedDescription)")
+            }
+        }
+        // The cache directory itself is the caller's choice and may be reached through symbolic links; the
+        // namespace inside it and everything below never are.
+        let parentFD = cs_open_directory(parent)
+        guard parentFD >= 0 else { throw CacheStoreError.posix(cs_errno(), "open \(parent)") }
+        defer { _ = cs_close(parentFD) }
+        let rootFD = try openDirectory(parentFD, name, path: root.path, create: create, notes: &notes)
+        var fds: [Int32] = []
+        for sub in subdirectories {
+            do {
+                fds.append(try openDirectory(rootFD, sub, path: root.path + "/" + sub, create: create, notes: &notes))
+            } catch {
+                // A read-only opener works without a missing `tmp/` or `sessions/`; a symbolic link is refused.
+                guard !create, error.code == .notFound else {
+                    for fd in fds + [rootFD] { _ = cs_close(fd) }
+                    throw error
+                }
+                fds.append(-1)
+            }
+        }
+        return BlobFiles(root: root, handles: DirectoryHandles(root: rootFD, blobs: fds[0], tmp: fds[1], sessions: fds[2]))
+    }
+
+    /// Opens (creating with 0700 when missing and `create`) the directory `name` in `parentFD`.
+    private static func openDirectory(_ parentFD: Int32, _ name: String, path: String, create: Bool,
+                                      notes: inout OpenNotes) throws(CacheStoreError) -> Int32 {
+        var fd = cs_open_directory_at(parentFD, name)
+        if fd < 0, cs_classify_error(cs_errno()) == CS_ERROR_NOT_FOUND, create {
+            if cs_make_directory_at(parentFD, name, 0o700) != 0,
+               cs_classify_error(cs_errno()) != CS_ERROR_EXISTS {
+                throw CacheStoreError.posix(cs_errno(), "mkdir \(path)")
+            }
+            fd = cs_open_directory_at(parentFD, name)
+        }
+        guard fd >= 0 else {
+            let err = cs_errno()
+            switch cs_classify_error(err) {
+            case CS_ERROR_SYMLINK:
+                throw CacheStoreError(.unsafeFile, "\(path) is a symbolic link; the store never follows one "
+                    + "inside its directory and will not use this namespace")
+            case CS_ERROR_NOT_DIRECTORY:
+                throw CacheStoreError(.unsafeFile, "\(path) is not a directory; the store will not use this namespace")
+            case CS_ERROR_PERMISSION:
+                var info = cs_file_info()
+                let owner = cs_stat_path(path, 0, &info) == 0
+                    ? " (owner uid \(info.owner), mode \(String(info.permissions, radix: 8)); this process is uid \(cs_user_id()))"
+                    : ""
+                throw CacheStoreError.posix(err, "cannot read the cache at \(path)\(owner)")
+            default:
+                throw CacheStoreError.posix(err, "open \(path)")
+            }
+        }
+        var info = cs_file_info()
+        if cs_stat_fd(fd, &info) == 0, info.permissions & 0o077 != 0, info.owner == cs_user_id() {
+            if cs_set_permissions(fd, 0o700) == 0 {
+                notes.warnings.append("\(path) had mode \(String(info.permissions, radix: 8)), which lets other "
+                    + "users read the cache; tightened to 700")
+            }
+        }
+        return fd
+    }
 
     /// A new random file name (32 lowercase hex digits) for a blob or a temporary file.
     static func newID() -> String {
@@ -38,146 +158,165 @@ struct BlobFiles: Sendable {
         name.utf8.count == 32 && name.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) }
     }
 
-    /// True when `path` exists and is a directory (following symbolic links).
+    /// True when `path` exists and is a directory (following symbolic links: for the caller's cache directory).
     static func isDirectory(_ path: String) -> Bool {
-        var info = stat()
-        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
-    }
-
-    /// Creates `path` with mode 0700 when it is missing, and forces 0700 when this call created it. An existing
-    /// directory is left alone without calling `mkdir` (on a read-only cache `mkdir` of an existing directory
-    /// fails with `EACCES`/`EROFS` rather than `EEXIST`).
-    /// - Throws: `CacheStoreError` from `stat`/`mkdir` (`.permissionDenied`, `.io` for a non-directory).
-    static func makeDirectory(_ path: String) throws(CacheStoreError) {
-        var info = stat()
-        if stat(path, &info) == 0 {
-            if (info.st_mode & S_IFMT) == S_IFDIR { return }
-            throw CacheStoreError.posix(ENOTDIR, "mkdir \(path)")
-        }
-        let statError = errno
-        guard statError == ENOENT else { throw CacheStoreError.posix(statError, "stat \(path)") }
-        if mkdir(path, 0o700) == 0 {
-            chmod(path, 0o700)
-            return
-        }
-        let err = errno
-        if err == EEXIST, isDirectory(path) { return }  // created concurrently by another process
-        throw CacheStoreError.posix(err == EEXIST ? ENOTDIR : err, "mkdir \(path)")
-    }
-
-    /// Creates the namespace directory tree (only the parts that are missing).
-    /// - Throws: `CacheStoreError` from `mkdir`.
-    func createDirectories() throws(CacheStoreError) {
-        let parent = root.deletingLastPathComponent().path
-        if !Self.isDirectory(parent) {
-            do {
-                try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
-            } catch {
-                throw CacheStoreError(.permissionDenied, "create \(parent): \(error.localizedDescription)")
-            }
-        }
-        try Self.makeDirectory(root.path)
-        try Self.makeDirectory(blobsPath)
-        try Self.makeDirectory(tmpPath)
-        try Self.makeDirectory(sessionsPath)
+        var info = cs_file_info()
+        return cs_stat_path(path, 1, &info) == 0 && info.isDirectory
     }
 
     /// True when this process may create and delete files in every directory of the store (`access(W_OK)`,
     /// which also reports a read-only file system to root).
     func isWritable() -> Bool {
         let paths: [String] = [root.path, blobsPath, tmpPath, sessionsPath]
-        return paths.allSatisfy { path in access(path, W_OK | X_OK) == 0 }
+        return paths.allSatisfy { path in cs_access(path, 1) == 0 }
     }
 
-    /// Names in a directory (no `.`/`..`), or `[]` when it cannot be read.
-    static func list(_ path: String) -> [String] {
-        guard let dir = opendir(path) else { return [] }
-        defer { closedir(dir) }
-        var names: [String] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+    /// The size of `index.sqlite` (a regular file, not followed), or nil when it is missing.
+    func indexFileSize() -> Int64? {
+        guard let info = Self.info(handles.root, "index.sqlite"), info.isRegular else { return nil }
+        return info.size
+    }
+
+    /// Refuses a namespace whose index files are symbolic links or not regular files (SQLite opens them by path).
+    /// - Throws: `.unsafeFile` naming the file.
+    func checkIndexFiles() throws(CacheStoreError) {
+        for name in Self.indexFiles {
+            var info = cs_file_info()
+            guard cs_stat_at(handles.root, name, &info) == 0 else { continue }
+            if !info.isRegular {
+                let what = info.isSymbolicLink ? "a symbolic link" : "not a regular file"
+                throw CacheStoreError(.unsafeFile, "\(root.path)/\(name) is \(what); the store will not use this namespace")
             }
-            if name != "." && name != ".." { names.append(name) }
         }
+    }
+
+    /// Names in the directory `fd` (no `.`/`..`), or `[]` when it cannot be read.
+    static func list(_ fd: Int32) -> [String] {
+        guard fd >= 0, let listing = cs_listing_open_at(fd, ".") else { return [] }
+        defer { cs_listing_close(listing) }
+        var names: [String] = []
+        while let name = cs_listing_next(listing) { names.append(String(cString: name)) }
         return names
     }
 
-    /// Opens a new file in `tmp/` for writing; returns its descriptor and path.
+    /// Names in the directory at `path` (not following a final symbolic link), or `[]` when it cannot be read.
+    static func list(_ path: String) -> [String] {
+        let fd = cs_open_directory_at(cs_current_directory(), path)
+        guard fd >= 0 else { return [] }
+        defer { _ = cs_close(fd) }
+        return list(fd)
+    }
+
+    /// Opens a new file in `tmp/` for writing; returns its descriptor and name.
     /// - Throws: `CacheStoreError` from `open`.
-    func createTemporaryFile() throws(CacheStoreError) -> (fd: Int32, path: String) {
-        let path = tmpPath + "/" + Self.newID()
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw CacheStoreError.posix(errno, "create \(path)") }
-        return (fd, path)
+    func createTemporaryFile() throws(CacheStoreError) -> (fd: Int32, name: String) {
+        let name = Self.newID()
+        let fd = cs_open_file_at(handles.tmp, name, CS_OPEN_WRITE, CS_OPEN_CREATE_NEW, 0o600)
+        guard fd >= 0 else { throw CacheStoreError.posix(cs_errno(), "create \(tmpPath)/\(name)") }
+        return (fd, name)
     }
 
     /// Writes all of `data` to `fd`.
     /// - Throws: `CacheStoreError` (e.g. `.diskFull` on `ENOSPC`).
     static func writeAll(_ fd: Int32, _ data: Data, path: String) throws(CacheStoreError) {
-        let failure: Int32 = data.withUnsafeBytes { raw -> Int32 in
-            guard let base = raw.baseAddress else { return 0 }
-            var offset = 0
-            while offset < raw.count {
-                let n = write(fd, base + offset, raw.count - offset)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    return errno
-                }
-                offset += n
-            }
-            return 0
+        let failed = data.withUnsafeBytes { raw -> Bool in
+            guard let base = raw.baseAddress, raw.count > 0 else { return false }
+            return cs_write_all(fd, base, raw.count) != 0
         }
-        if failure != 0 { throw CacheStoreError.posix(failure, "write \(path)") }
+        if failed { throw CacheStoreError.posix(cs_errno(), "write \(path)") }
     }
 
-    /// `fsync(fd)`.
-    /// - Throws: `CacheStoreError` from `fsync`.
+    /// Makes `fd`'s data durable (`fsync`; `F_FULLFSYNC` on Apple platforms).
+    /// - Throws: `CacheStoreError` from the sync.
     static func sync(_ fd: Int32, path: String) throws(CacheStoreError) {
-        if fsync(fd) != 0 { throw CacheStoreError.posix(errno, "fsync \(path)") }
+        if cs_sync(fd) != 0 { throw CacheStoreError.posix(cs_errno(), "fsync \(path)") }
     }
 
-    /// Flushes a directory's entries (after a rename into it).
-    func syncDirectory(_ path: String) {
-        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if fd >= 0 {
-            fsync(fd)
-            close(fd)
-        }
+    /// Flushes `blobs/`'s entries (after a rename into it).
+    func syncBlobsDirectory() {
+        _ = cs_sync(handles.blobs)
     }
 
-    /// `rename(2)` of a temporary file to `blobs/<id>`.
+    /// `renameat(2)` of `tmp/<name>` to `blobs/<id>`.
     /// - Throws: `CacheStoreError` from `rename`.
-    func moveIntoBlobs(from path: String, id: String) throws(CacheStoreError) {
-        if rename(path, blobPath(id)) != 0 { throw CacheStoreError.posix(errno, "rename \(path) to blobs/\(id)") }
+    func moveIntoBlobs(temporary name: String, id: String) throws(CacheStoreError) {
+        if cs_rename_at(handles.tmp, name, handles.blobs, id) != 0 {
+            throw CacheStoreError.posix(cs_errno(), "rename tmp/\(name) to blobs/\(id)")
+        }
     }
 
-    /// Deletes a file, ignoring a missing one.
+    /// Deletes `blobs/<id>` (a symbolic link there is deleted, never its target; a directory is left).
+    func removeBlob(_ id: String) {
+        _ = cs_unlink_at(handles.blobs, id)
+    }
+
+    /// Deletes `tmp/<name>`.
+    func removeTemporary(_ name: String) {
+        _ = cs_unlink_at(handles.tmp, name)
+    }
+
+    /// Deletes `sessions/<name>`.
+    func removeSession(_ name: String) {
+        _ = cs_unlink_at(handles.sessions, name)
+    }
+
+    /// Deletes the file at `path` (never a directory; a symbolic link itself, not its target).
     static func remove(_ path: String) {
-        unlink(path)
+        _ = cs_unlink(path)
     }
 
-    /// Deletes whatever is at `path` — a file, a symbolic link (not its target) or a whole directory tree.
+    /// Deletes whatever is called `name` in the directory `fd` — a file, a symbolic link (not its target) or a
+    /// whole directory tree, descending only through directories opened without following symbolic links.
     /// - Returns: nil when it is gone (or was already missing), else why it could not be deleted.
-    static func removeAnything(_ path: String) -> String? {
-        var info = stat()
-        guard lstat(path, &info) == 0 else { return errno == ENOENT ? nil : String(cString: strerror(errno)) }
-        if (info.st_mode & S_IFMT) != S_IFDIR {
-            return unlink(path) == 0 || errno == ENOENT ? nil : String(cString: strerror(errno))
+    static func removeAnything(_ fd: Int32, _ name: String, depth: Int = 0) -> String? {
+        var info = cs_file_info()
+        guard cs_stat_at(fd, name, &info) == 0 else {
+            let err = cs_errno()
+            return cs_classify_error(err) == CS_ERROR_NOT_FOUND ? nil : message(err)
         }
-        do {
-            try FileManager.default.removeItem(atPath: path)
-            return nil
-        } catch {
-            return lstat(path, &info) != 0 ? nil : error.localizedDescription
+        if !info.isDirectory {
+            if cs_unlink_at(fd, name) == 0 { return nil }
+            let err = cs_errno()
+            return cs_classify_error(err) == CS_ERROR_NOT_FOUND ? nil : message(err)
         }
+        guard depth < 64 else { return "directory tree too deep" }
+        let child = cs_open_directory_at(fd, name)
+        guard child >= 0 else { return message(cs_errno()) }
+        var failure: String?
+        for entry in list(child) {
+            if let problem = removeAnything(child, entry, depth: depth + 1) { failure = failure ?? problem }
+        }
+        _ = cs_close(child)
+        if cs_remove_directory_at(fd, name) == 0 { return nil }
+        let err = cs_errno()
+        return cs_classify_error(err) == CS_ERROR_NOT_FOUND ? nil : (failure ?? message(err))
     }
 
-    /// The size of the file at `path` in bytes, or nil when it does not exist.
+    /// The system's message for error number `err`.
+    static func message(_ err: Int32) -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        cs_error_message(err, &buffer, buffer.count)
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// Information about `name` in the directory `fd` (not following a symbolic link), or nil when absent.
+    static func info(_ fd: Int32, _ name: String) -> cs_file_info? {
+        var info = cs_file_info()
+        return cs_stat_at(fd, name, &info) == 0 ? info : nil
+    }
+
+    /// The size of the regular file at `path` in bytes, or nil when it does not exist or is not a regular file
+    /// (a symbolic link is not followed).
     static func fileSize(_ path: String) -> Int64? {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        return Int64(info.st_size)
+        var info = cs_file_info()
+        guard cs_stat_path(path, 0, &info) == 0, info.isRegular else { return nil }
+        return info.size
+    }
+
+    /// The size of the regular file `blobs/<id>`, or nil when it is missing or not a regular file.
+    func blobSize(_ id: String) -> Int64? {
+        guard let info = Self.info(handles.blobs, id), info.isRegular else { return nil }
+        return info.size
     }
 
     /// What identifies one version of a file: device, inode, size, and modification and change times (ns).
@@ -188,57 +327,75 @@ struct BlobFiles: Sendable {
         var modified: Int64
         var changed: Int64
 
-        init(_ info: stat) {
-            device = UInt64(info.st_dev)
-            inode = UInt64(info.st_ino)
-            size = Int64(info.st_size)
-            modified = Int64(info.st_mtim.tv_sec) &* 1_000_000_000 &+ Int64(info.st_mtim.tv_nsec)
-            changed = Int64(info.st_ctim.tv_sec) &* 1_000_000_000 &+ Int64(info.st_ctim.tv_nsec)
+        init(_ info: cs_file_info) {
+            device = info.device
+            inode = info.inode
+            size = info.size
+            modified = info.modified_ns
+            changed = info.changed_ns
         }
     }
 
     /// Reads the whole blob `id` when its size is `expectedSize`; also returns the file's identity.
-    /// - Throws: `CacheStoreError`: `.notFound` when absent, `.io` on a short or long file.
+    /// - Throws: `CacheStoreError`: `.notFound` when absent, `.io` on a short or long file, `.unsafeFile` for a
+    ///   symbolic link or non-regular file.
     func readBlob(_ id: String, expectedSize: Int64) throws(CacheStoreError) -> (Data, FileIdentity) {
         try withOpenBlob(id, expectedSize: expectedSize) { (fd, path, identity) throws(CacheStoreError) in
             (try Self.readAll(fd: fd, path: path, count: Int(expectedSize)), identity)
         }
     }
 
+    /// Opens `name` in the directory `fd` for reading (no symbolic link, regular files only).
+    /// - Throws: `CacheStoreError` naming `path`.
+    static func openForReading(_ fd: Int32, _ name: String, path: String) throws(CacheStoreError) -> Int32 {
+        let file = cs_open_file_at(fd, name, CS_OPEN_READ, CS_OPEN_EXISTING, 0)
+        guard file >= 0 else { throw CacheStoreError.posix(cs_errno(), "open \(path)") }
+        return file
+    }
+
+    /// Opens blob `id` for reading and checks its size is `expectedSize`; the caller closes the descriptor.
+    /// - Throws: `CacheStoreError`: `.notFound` when absent, `.io` when the size differs, `.unsafeFile`.
+    func openBlob(_ id: String, expectedSize: Int64) throws(CacheStoreError) -> (fd: Int32, identity: FileIdentity) {
+        let path = blobPath(id)
+        let fd = try Self.openForReading(handles.blobs, id, path: path)
+        var info = cs_file_info()
+        guard cs_stat_fd(fd, &info) == 0 else {
+            let error = CacheStoreError.posix(cs_errno(), "fstat \(path)")
+            _ = cs_close(fd)
+            throw error
+        }
+        guard info.size == expectedSize, expectedSize >= 0, expectedSize <= Int64(Int.max) else {
+            _ = cs_close(fd)
+            throw CacheStoreError(.io, "size of \(path) is \(info.size), index says \(expectedSize)")
+        }
+        return (fd, FileIdentity(info))
+    }
+
     /// Opens blob `id` and runs `body` with its descriptor, path and identity when its size is `expectedSize`.
     /// - Throws: `CacheStoreError`: `.notFound` when absent, `.io` when the size differs; `body`'s error.
     private func withOpenBlob<T>(_ id: String, expectedSize: Int64,
                                  _ body: (Int32, String, FileIdentity) throws(CacheStoreError) -> T) throws(CacheStoreError) -> T {
-        let path = blobPath(id)
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw CacheStoreError.posix(errno, "open \(path)") }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw CacheStoreError.posix(errno, "fstat \(path)") }
-        guard Int64(info.st_size) == expectedSize, expectedSize <= Int64(Int.max) else {
-            throw CacheStoreError(.io, "size of \(path) is \(info.st_size), index says \(expectedSize)")
-        }
-        return try body(fd, path, FileIdentity(info))
+        let (fd, identity) = try openBlob(id, expectedSize: expectedSize)
+        defer { _ = cs_close(fd) }
+        return try body(fd, blobPath(id), identity)
     }
 
     /// Reads exactly `count` bytes from `fd` (named `path` in errors).
-    /// - Throws: `CacheStoreError` from `read`; `EIO` when the file ends early.
+    /// - Throws: `CacheStoreError` from `read`; `.io` when the file ends early.
     private static func readAll(fd: Int32, path: String, count: Int) throws(CacheStoreError) -> Data {
         var data = Data(count: count)
         let failure: Int32 = data.withUnsafeMutableBytes { raw -> Int32 in
             guard let base = raw.baseAddress else { return 0 }
             var offset = 0
             while offset < count {
-                let n = read(fd, base + offset, count - offset)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    return errno
-                }
-                if n == 0 { return EIO }
-                offset += n
+                let n = cs_read(fd, base + offset, count - offset)
+                if n < 0 { return cs_errno() }
+                if n == 0 { return -1 }
+                offset += Int(n)
             }
             return 0
         }
+        if failure == -1 { throw CacheStoreError(.io, "read \(path): the file ended early") }
         if failure != 0 { throw CacheStoreError.posix(failure, "read \(path)") }
         return data
     }
@@ -250,16 +407,23 @@ struct BlobFiles: Sendable {
     func checkBlob(_ id: String, expectedSize: Int64, checksum: UInt32,
                    isVerified: (FileIdentity) -> Bool) throws(CacheStoreError) -> FileIdentity? {
         try withOpenBlob(id, expectedSize: expectedSize) { (fd, path, identity) throws(CacheStoreError) -> FileIdentity? in
-            if isVerified(identity) { return nil }
-            let (size, crc) = try Self.sizeAndChecksum(fd: fd, path: path)
-            guard size == expectedSize else {
-                throw CacheStoreError(.io, "size mismatch: stored \(expectedSize), read \(size)")
-            }
-            guard crc == checksum else {
-                throw CacheStoreError(.io, "checksum mismatch: stored \(checksum), computed \(crc)")
-            }
-            return identity
+            try Self.check(fd: fd, path: path, identity: identity, expectedSize: expectedSize, checksum: checksum,
+                           isVerified: isVerified)
         }
+    }
+
+    /// The checks of `checkBlob` on an open descriptor (left positioned anywhere).
+    static func check(fd: Int32, path: String, identity: FileIdentity, expectedSize: Int64, checksum: UInt32,
+                      isVerified: (FileIdentity) -> Bool) throws(CacheStoreError) -> FileIdentity? {
+        if isVerified(identity) { return nil }
+        let (size, crc) = try sizeAndChecksum(fd: fd, path: path)
+        guard size == expectedSize else {
+            throw CacheStoreError(.io, "size mismatch: stored \(expectedSize), read \(size)")
+        }
+        guard crc == checksum else {
+            throw CacheStoreError(.io, "checksum mismatch: stored \(checksum), computed \(crc)")
+        }
+        return identity
     }
 
     /// zlib crc32 of `data`.
@@ -270,13 +434,12 @@ struct BlobFiles: Sendable {
         }
     }
 
-    /// Size in bytes and zlib crc32 of the file at `path`, read in 1 MiB chunks (never whole in memory).
-    /// - Throws: `CacheStoreError` from `open`/`read`.
-    static func sizeAndChecksum(ofFile path: String) throws(CacheStoreError) -> (size: Int64, crc: UInt32) {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw CacheStoreError.posix(errno, "open \(path)") }
-        defer { close(fd) }
-        return try sizeAndChecksum(fd: fd, path: path)
+    /// Size in bytes and zlib crc32 of the regular file `name` in the directory `fd`, read in 1 MiB chunks.
+    /// - Throws: `CacheStoreError` from `open`/`read` (`.unsafeFile` for a symbolic link or non-regular file).
+    static func sizeAndChecksum(_ fd: Int32, _ name: String, path: String) throws(CacheStoreError) -> (size: Int64, crc: UInt32) {
+        let file = try openForReading(fd, name, path: path)
+        defer { _ = cs_close(file) }
+        return try sizeAndChecksum(fd: file, path: path)
     }
 
     /// Size in bytes and zlib crc32 of what is left to read of the open file `fd` (named `path` in errors),
@@ -289,15 +452,18 @@ struct BlobFiles: Sendable {
         var crc: uLong = 0
         var total: Int64 = 0
         while true {
-            let n = read(fd, buffer, chunk)
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw CacheStoreError.posix(errno, "read \(path)")
-            }
+            let n = cs_read(fd, buffer, chunk)
+            if n < 0 { throw CacheStoreError.posix(cs_errno(), "read \(path)") }
             if n == 0 { break }
             crc = crc32_z(crc, buffer, z_size_t(n))
-            total += Int64(n)
+            total += n
         }
         return (total, UInt32(crc))
     }
+}
+
+extension cs_file_info {
+    var isRegular: Bool { kind == CS_KIND_REGULAR.rawValue }
+    var isDirectory: Bool { kind == CS_KIND_DIRECTORY.rawValue }
+    var isSymbolicLink: Bool { kind == CS_KIND_SYMLINK.rawValue }
 }

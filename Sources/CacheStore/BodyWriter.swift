@@ -1,15 +1,13 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
-import CZlib
+import CacheSystem
 import Synchronization
 
 /// A body being written into the store's `tmp/` directory, chunk by chunk, so that a body of any size never has
 /// to sit in memory. Commit it with `CacheStore.commit(_:metadata:for:storageClass:pinned:)` or `abort()` it.
 ///
 /// A caller may also put a finished file at `fileURL` itself (e.g. move a download there with `rename(2)`)
-/// instead of calling `write(_:)`; the commit then computes size and checksum from the file.
+/// instead of calling `write(_:)`; the commit then computes size and checksum from the file, which must be a
+/// regular file (a symbolic link put there is refused, never followed).
 /// Thread-safe: calls are serialised by a lock.
 public final class BodyWriter: Sendable {
     struct State {
@@ -22,12 +20,17 @@ public final class BodyWriter: Sendable {
     /// The temporary file being written (`<directory>/<namespace>/tmp/<id>`).
     public let fileURL: URL
     let path: String
+    /// The file's name in `tmp/`.
+    let name: String
+    let files: BlobFiles
     /// Identifies the store that made this writer.
     let storeID: ObjectIdentifier
     let state: Mutex<State>
 
-    init(fd: Int32, path: String, storeID: ObjectIdentifier) {
-        self.path = path
+    init(fd: Int32, name: String, files: BlobFiles, storeID: ObjectIdentifier) {
+        self.name = name
+        self.files = files
+        self.path = files.tmpPath + "/" + name
         self.fileURL = URL(fileURLWithPath: path)
         self.storeID = storeID
         self.state = Mutex(State(fd: fd))
@@ -35,8 +38,8 @@ public final class BodyWriter: Sendable {
 
     deinit {
         state.withLock { state in
-            if state.fd >= 0 { close(state.fd) }
-            if !state.finished { unlink(path) }
+            if state.fd >= 0 { _ = cs_close(state.fd) }
+            if !state.finished { files.removeTemporary(name) }
         }
     }
 
@@ -59,9 +62,9 @@ public final class BodyWriter: Sendable {
     /// Deletes the temporary file; the writer cannot be used afterwards. Calling it twice is harmless.
     public func abort() {
         state.withLock { state in
-            if state.fd >= 0 { close(state.fd) }
+            if state.fd >= 0 { _ = cs_close(state.fd) }
             state.fd = -1
-            if !state.finished { unlink(path) }
+            if !state.finished { files.removeTemporary(name) }
             state.finished = true
         }
     }
@@ -75,28 +78,50 @@ public final class BodyWriter: Sendable {
             guard !state.finished else {
                 throw CacheStoreError(.invalidArgument, "body writer was already committed or aborted")
             }
-            var written = stat()
-            var current = stat()
-            let fdValid = state.fd >= 0 && fstat(state.fd, &written) == 0
-            guard stat(path, &current) == 0 else { throw CacheStoreError.posix(errno, "stat \(path)") }
-            let sameFile = fdValid && written.st_ino == current.st_ino && written.st_dev == current.st_dev
-                && Int64(current.st_size) == state.bytesWritten
+            var written = cs_file_info()
+            let fdValid = state.fd >= 0 && cs_stat_fd(state.fd, &written) == 0
+            guard let current = BlobFiles.info(files.handles.tmp, name) else {
+                throw CacheStoreError.posix(cs_errno(), "stat \(path)")
+            }
+            let sameFile = fdValid && written.inode == current.inode && written.device == current.device
+                && current.size == state.bytesWritten
             let result: (size: Int64, crc: UInt32)
             if sameFile {
                 try BlobFiles.sync(state.fd, path: path)
                 result = (state.bytesWritten, state.crc)
             } else {
-                result = try BlobFiles.sizeAndChecksum(ofFile: path)
-                let fd = open(path, O_RDONLY | O_CLOEXEC)
-                if fd >= 0 {
-                    fsync(fd)
-                    close(fd)
-                }
+                // A file the caller put there: opened without following a link, regular files only.
+                let fd = try BlobFiles.openForReading(files.handles.tmp, name, path: path)
+                defer { _ = cs_close(fd) }
+                result = try BlobFiles.sizeAndChecksum(fd: fd, path: path)
+                _ = cs_sync(fd)
             }
-            if state.fd >= 0 { close(state.fd) }
+            if state.fd >= 0 { _ = cs_close(state.fd) }
             state.fd = -1
             state.finished = true
             return result
         }
+    }
+
+    /// Reads the finished file (at most `size` bytes, an inline-sized body) without following a link.
+    /// - Throws: `CacheStoreError` from open/read, `.io` when the file is not `size` bytes long.
+    func readSmallFile(size: Int64) throws(CacheStoreError) -> Data {
+        let fd = try BlobFiles.openForReading(files.handles.tmp, name, path: path)
+        defer { _ = cs_close(fd) }
+        let count = Int(max(0, size))
+        var data = Data(count: count + 1)
+        let read = data.withUnsafeMutableBytes { raw -> Int64 in
+            guard let base = raw.baseAddress else { return 0 }
+            var offset = 0
+            while offset < raw.count {
+                let n = cs_read(fd, base + offset, raw.count - offset)
+                if n <= 0 { return n < 0 ? -1 : Int64(offset) }
+                offset += Int(n)
+            }
+            return Int64(offset)
+        }
+        if read < 0 { throw CacheStoreError.posix(cs_errno(), "read \(path)") }
+        guard read == size else { throw CacheStoreError(.io, "\(path) changed while being committed") }
+        return Data(data.prefix(count))
     }
 }

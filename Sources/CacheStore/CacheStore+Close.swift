@@ -1,7 +1,5 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
+import CacheSystem
 import Synchronization
 
 /// Closing, and writing the access times and hit/miss counters reads collect.
@@ -58,7 +56,7 @@ extension CacheStore {
                 }
                 if acquired == nil {
                     if Date() >= deadline { return false }
-                    usleep(1_000)
+                    cs_sleep_microseconds(1_000)
                 }
             }
             final = acquired ?? CacheStoreStatistics()
@@ -69,7 +67,7 @@ extension CacheStore {
         memory.remove(where: nil)
         // A fault-injection test simulating a dead process leaves its marker, as a killed process would.
         if let sessionMarker, !(configuration.faultSkipsCleanup && configuration.faultInjection != nil) {
-            unlink(sessionMarker)
+            files.removeSession(sessionMarker)
         }
         Self.releaseLock(lockFD)
         return true

@@ -43,7 +43,7 @@ extension CacheStore {
             return removed
         }
         for item in removed {
-            if let blob = item.blobID { BlobFiles.remove(files.blobPath(blob)) }
+            if let blob = item.blobID { files.removeBlob(blob) }
         }
         if !removed.isEmpty {
             let keys = Set(removed.map(\.key))

@@ -1,7 +1,5 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
+import CacheSystem
 
 /// Opening, crash recovery and namespaces.
 ///
@@ -20,6 +18,14 @@ import Glibc
 ///   file description, which a child process spawned meanwhile shares until its `exec` closes it (`O_CLOEXEC`);
 ///   a bare `close` would leave the lock held through that copy, and the next opener — seeing a live process —
 ///   would skip recovery (session entries would survive a reopen).
+/// - Nothing inside the namespace is reached through a symbolic link: the namespace directory and `blobs/`, `tmp/`,
+///   `sessions/` are opened once with `O_NOFOLLOW` and every file is opened, renamed and deleted relative to them
+///   (see `BlobFiles`); SQLite opens the index with `SQLITE_OPEN_NOFOLLOW`. A namespace where one of these is a
+///   symbolic link or not what the store created is refused (`CacheStoreError.Code.unsafeFile`).
+/// - Every file and directory the store creates is owner-only (0600 / 0700); an existing namespace directory
+///   others may access is tightened to 0700 with a log line.
+/// - An open that cannot write (disk full, an index SQLite cannot set up) falls back to read-only, so what is
+///   stored is still served.
 /// - The index itself is shared through SQLite WAL with a busy timeout; every write is one `BEGIN IMMEDIATE`
 ///   transaction.
 /// - A store whose directory exists but cannot be written (permissions, a read-only mount) or whose configuration
@@ -53,55 +59,72 @@ extension CacheStore {
     /// Unlocks (`LOCK_UN`, releasing the lock for every copy of the description) and closes a lock descriptor.
     static func releaseLock(_ fd: Int32) {
         guard fd >= 0 else { return }
-        flock(fd, LOCK_UN)
-        Glibc.close(fd)
+        _ = cs_lock(fd, CS_LOCK_UNLOCK, 1)
+        _ = cs_close(fd)
     }
 
     static func open(_ configuration: Configuration) throws(CacheStoreError) -> Opened {
         try validateNamespace(configuration.namespace)
-        let files = BlobFiles(root: configuration.directory.standardizedFileURL
-            .appendingPathComponent(configuration.namespace, isDirectory: true))
+        let root = configuration.directory.standardizedFileURL
+            .appendingPathComponent(configuration.namespace, isDirectory: true)
         let log: @Sendable (String) -> Void = { configuration.logger("[\(configuration.namespace)] \($0)") }
+        var notes = BlobFiles.OpenNotes()
+        defer { for warning in notes.warnings { log(warning) } }
         if configuration.readOnly {
+            let files = try BlobFiles.open(root: root, create: false, notes: &notes)
             return try openReadOnly(files, configuration, reason: "opened read-only by its configuration", log: log)
         }
+        let files: BlobFiles
         do {
-            try files.createDirectories()
+            files = try BlobFiles.open(root: root, create: true, notes: &notes)
         } catch {
             // An existing store we may not write: use it read-only (never mkdir what exists).
-            guard error.code == .permissionDenied, BlobFiles.isDirectory(files.root.path) else { throw error }
-            return try openReadOnly(files, configuration, reason: error.detail, log: log)
+            guard error.code == .permissionDenied || error.code == .diskFull, BlobFiles.isDirectory(root.path) else {
+                throw error
+            }
+            let existing = try BlobFiles.open(root: root, create: false, notes: &notes)
+            return try openReadOnly(existing, configuration, reason: error.detail, log: log)
         }
+        try files.checkIndexFiles()
         if !files.isWritable() {
             return try openReadOnly(files, configuration, reason: "\(files.root.path) is not writable", log: log)
         }
-
-        let lockFD = Glibc.open(files.lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard lockFD >= 0 else {
-            let error = CacheStoreError.posix(errno, "open \(files.lockPath)")
-            guard error.code == .permissionDenied else { throw error }
+        do {
+            return try openWritable(files, configuration, log: log)
+        } catch {
+            // A full disk (or a file system that refuses writes) must not lose what is stored: read it.
+            guard error.code == .diskFull || error.code == .permissionDenied
+                    || (error.code == .io && files.indexFileSize() != nil) else { throw error }
+            log("cannot open for writing (\(error)); opening read-only")
             return try openReadOnly(files, configuration, reason: error.detail, log: log)
         }
+    }
+
+    /// The writable open: lock, index, recovery (when exclusive), session marker, generation.
+    private static func openWritable(_ files: BlobFiles, _ configuration: Configuration,
+                                     log: @escaping @Sendable (String) -> Void) throws(CacheStoreError) -> Opened {
+        let lockFD = cs_open_file_at(files.handles.root, "lock", CS_OPEN_READ_WRITE, CS_OPEN_CREATE, 0o600)
+        guard lockFD >= 0 else {
+            let error = CacheStoreError.posix(cs_errno(), "open \(files.lockPath)")
+            throw error
+        }
         do throws(CacheStoreError) {
-            let exclusive = flock(lockFD, LOCK_EX | LOCK_NB) == 0
-            if !exclusive, flock(lockFD, LOCK_SH) != 0 {
-                throw CacheStoreError.posix(errno, "flock \(files.lockPath)")
+            let exclusive = cs_lock(lockFD, CS_LOCK_EXCLUSIVE, 0) == 0
+            if !exclusive, cs_lock(lockFD, CS_LOCK_SHARED, 1) != 0 {
+                throw CacheStoreError.posix(cs_errno(), "flock \(files.lockPath)")
             }
             let (index, rebuilt) = try openIndex(files, configuration, exclusive: exclusive, log: log)
             if exclusive {
                 try recover(index, files, configuration, rebuilt: rebuilt, log: log)
                 // Downgrade: another opener may slip in between and recover too, which is harmless because this
                 // store has not written anything yet.
-                if flock(lockFD, LOCK_SH) != 0 { throw CacheStoreError.posix(errno, "flock \(files.lockPath)") }
+                if cs_lock(lockFD, CS_LOCK_SHARED, 1) != 0 { throw CacheStoreError.posix(cs_errno(), "flock \(files.lockPath)") }
             }
-            let marker = files.sessionsPath + "/\(getpid())-\(BlobFiles.newID())"
-            let markerFD = Glibc.open(marker, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
-            guard markerFD >= 0 else { throw CacheStoreError.posix(errno, "create \(marker)") }
-            Glibc.close(markerFD)
-            let generation = SharedGeneration(path: files.root.appendingPathComponent("generation").path)
-            if !generation.isShared {
-                log("cannot map \(files.root.path)/generation: caches will not see other processes' writes")
-            }
+            let marker = "\(cs_process_id())-\(BlobFiles.newID())"
+            let markerFD = cs_open_file_at(files.handles.sessions, marker, CS_OPEN_WRITE, CS_OPEN_CREATE_NEW, 0o600)
+            guard markerFD >= 0 else { throw CacheStoreError.posix(cs_errno(), "create \(files.sessionsPath)/\(marker)") }
+            _ = cs_close(markerFD)
+            let generation = makeGeneration(files, readOnly: false, log: log)
             return Opened(files: files, index: index, lockFD: lockFD, sessionMarker: marker, generation: generation,
                           readOnlyReason: nil)
         } catch {
@@ -110,33 +133,48 @@ extension CacheStore {
         }
     }
 
+    /// The shared generation of `files`, logging when it cannot be mapped or is lost later.
+    private static func makeGeneration(_ files: BlobFiles, readOnly: Bool,
+                                       log: @escaping @Sendable (String) -> Void) -> SharedGeneration {
+        let path = files.root.path + "/generation"
+        let generation = SharedGeneration(directory: files.handles.root, name: "generation", readOnly: readOnly) {
+            log("\(path) was truncated while mapped: the memory tier is bypassed from now on")
+        }
+        if !generation.isShared, !readOnly {
+            log("cannot map \(path): caches will not see other processes' writes")
+        }
+        return generation
+    }
+
     /// Opens an existing store without writing anything (see the type's comment).
     /// - Throws: `.permissionDenied` when the directory cannot be read or holds no index, or when the index has
-    ///   an un-checkpointed WAL that cannot be read without write access; `.corruptIndex` for an unusable index.
+    ///   an un-checkpointed WAL that cannot be read without write access; `.corruptIndex` for an unusable index;
+    ///   `.unsafeFile` for an index file that is a symbolic link.
     private static func openReadOnly(_ files: BlobFiles, _ configuration: Configuration, reason: String,
-                                     log: (String) -> Void) throws(CacheStoreError) -> Opened {
+                                     log: @escaping @Sendable (String) -> Void) throws(CacheStoreError) -> Opened {
         let root = files.root.path
-        guard access(root, R_OK | X_OK) == 0 else {
-            let err = errno
-            var info = stat()
-            let owner = stat(root, &info) == 0
-                ? " (owner uid \(info.st_uid), mode \(String(info.st_mode & 0o7777, radix: 8)); this process is uid \(getuid()))"
+        guard cs_access(root, 0) == 0 else {
+            let err = cs_errno()
+            var info = cs_file_info()
+            let owner = cs_stat_fd(files.handles.root, &info) == 0
+                ? " (owner uid \(info.owner), mode \(String(info.permissions, radix: 8)); this process is uid \(cs_user_id()))"
                 : ""
             throw CacheStoreError.posix(err, "cannot read the cache at \(root)\(owner)")
         }
-        guard BlobFiles.fileSize(files.indexPath) != nil else {
+        try files.checkIndexFiles()
+        guard files.indexFileSize() != nil else {
             throw CacheStoreError(.permissionDenied, "cannot open \(root) read-only: it has no index (\(reason))")
         }
         // A shared lock, when the lock file can be read, keeps a writer's exclusive recovery from deleting bodies
         // this store reads; without one the store still works (a vanished body is a miss).
-        var lockFD = Glibc.open(files.lockPath, O_RDONLY | O_CLOEXEC)
-        if lockFD >= 0, flock(lockFD, LOCK_SH) != 0 {
-            Glibc.close(lockFD)
+        var lockFD = cs_open_file_at(files.handles.root, "lock", CS_OPEN_READ, CS_OPEN_EXISTING, 0)
+        if lockFD >= 0, cs_lock(lockFD, CS_LOCK_SHARED, 1) != 0 {
+            _ = cs_close(lockFD)
             lockFD = -1
         }
         do throws(CacheStoreError) {
             let index = try openIndexReadOnly(files, configuration)
-            let generation = SharedGeneration(path: files.root.appendingPathComponent("generation").path, readOnly: true)
+            let generation = makeGeneration(files, readOnly: true, log: log)
             if !configuration.readOnly { log("opened read-only: \(reason)") }
             return Opened(files: files, index: index, lockFD: lockFD, sessionMarker: nil, generation: generation,
                           readOnlyReason: reason)
@@ -165,7 +203,7 @@ extension CacheStore {
             return try checked(.readOnly)
         } catch {
             guard error.code != .corruptIndex else { throw error }
-            let wal = BlobFiles.fileSize(files.indexPath + "-wal") ?? 0
+            let wal = BlobFiles.info(files.handles.root, "index.sqlite-wal")?.size ?? 0
             guard wal == 0 else {
                 throw CacheStoreError(.permissionDenied, "cannot read \(files.indexPath) read-only: its write-ahead "
                     + "log holds \(wal) bytes not yet checkpointed, and reading them needs write access (\(error.detail))")
@@ -190,9 +228,11 @@ extension CacheStore {
             guard error.code == .corruptIndex, exclusive else { throw error }
             let aside = files.indexPath + ".broken-\(Int(Date().timeIntervalSince1970))-\(BlobFiles.newID().prefix(8))"
             log("index unusable (\(error.detail)); moving it aside to \(aside) and starting an empty index")
+            let asideName = URL(fileURLWithPath: aside).lastPathComponent
             for suffix in ["", "-wal", "-shm"] {
-                if rename(files.indexPath + suffix, aside + suffix) != 0, errno != ENOENT {
-                    throw CacheStoreError.posix(errno, "move aside \(files.indexPath + suffix)")
+                if cs_rename_at(files.handles.root, "index.sqlite" + suffix, files.handles.root, asideName + suffix) != 0,
+                   cs_classify_error(cs_errno()) != CS_ERROR_NOT_FOUND {
+                    throw CacheStoreError.posix(cs_errno(), "move aside \(files.indexPath + suffix)")
                 }
             }
             let index = try StoreIndex(path: files.indexPath, busyTimeout: configuration.busyTimeout)
@@ -204,10 +244,10 @@ extension CacheStore {
     /// Destructive recovery, run only under the exclusive lock (see the type's comment).
     private static func recover(_ index: StoreIndex, _ files: BlobFiles, _ configuration: Configuration,
                                 rebuilt: Bool, log: (String) -> Void) throws(CacheStoreError) {
-        let temporary = BlobFiles.list(files.tmpPath)
-        for name in temporary { BlobFiles.remove(files.tmpPath + "/" + name) }
-        let deadSessions = BlobFiles.list(files.sessionsPath)
-        for name in deadSessions { BlobFiles.remove(files.sessionsPath + "/" + name) }
+        let temporary = BlobFiles.list(files.handles.tmp)
+        for name in temporary { _ = BlobFiles.removeAnything(files.handles.tmp, name) }
+        let deadSessions = BlobFiles.list(files.handles.sessions)
+        for name in deadSessions { _ = BlobFiles.removeAnything(files.handles.sessions, name) }
         let unclean = rebuilt || !deadSessions.isEmpty
 
         var doomed: [String] = []
@@ -226,7 +266,7 @@ extension CacheStore {
             if unclean {
                 let fileBacked = try index.rows(where: "blob_id IS NOT NULL", order: "id")
                 for row in fileBacked {
-                    guard let blob = row.blobID, BlobFiles.fileSize(files.blobPath(blob)) == nil else { continue }
+                    guard let blob = row.blobID, files.blobSize(blob) == nil else { continue }
                     _ = try index.delete(where: "primary_key = ? AND variant = ?") { s in
                         s.bind(1, row.info.key.primary)
                         s.bind(2, row.info.key.variant)
@@ -237,12 +277,12 @@ extension CacheStore {
             }
             return count
         }
-        for blob in doomed { BlobFiles.remove(files.blobPath(blob)) }
+        for blob in doomed { files.removeBlob(blob) }
         var orphans = 0
         if unclean {
             let named = try index.allBlobIDs()
-            for name in BlobFiles.list(files.blobsPath) where !named.contains(name) {
-                if let failure = BlobFiles.removeAnything(files.blobPath(name)) {
+            for name in BlobFiles.list(files.handles.blobs) where !named.contains(name) {
+                if let failure = BlobFiles.removeAnything(files.handles.blobs, name) {
                     log("recovery: cannot remove blobs/\(name): \(failure)")
                 } else {
                     orphans += 1
@@ -258,8 +298,14 @@ extension CacheStore {
     /// The namespaces stored under `directory` (subdirectories with a valid name holding an index), sorted.
     public static func namespaces(in directory: URL) -> [String] {
         let root = directory.standardizedFileURL.path
-        return BlobFiles.list(root).filter { name in
-            (try? validateNamespace(name)) != nil && BlobFiles.fileSize(root + "/" + name + "/index.sqlite") != nil
+        let fd = cs_open_directory(root)
+        guard fd >= 0 else { return [] }
+        defer { _ = cs_close(fd) }
+        return BlobFiles.list(fd).filter { name in
+            guard (try? validateNamespace(name)) != nil, let info = BlobFiles.info(fd, name), info.isDirectory else {
+                return false
+            }
+            return BlobFiles.fileSize(root + "/" + name + "/index.sqlite") != nil
         }.sorted()
     }
 
@@ -272,15 +318,22 @@ extension CacheStore {
         let root = directory.standardizedFileURL
         let path = root.appendingPathComponent(namespace, isDirectory: true).path
         // "~" cannot occur in a namespace name, so the detached directory is never listed or opened.
-        let detached = root.appendingPathComponent("~removed-\(BlobFiles.newID())", isDirectory: true).path
-        if rename(path, detached) != 0 {
-            if errno == ENOENT { return }
-            throw CacheStoreError.posix(errno, "rename \(path)")
+        let detachedName = "~removed-\(BlobFiles.newID())"
+        let detached = root.appendingPathComponent(detachedName, isDirectory: true).path
+        let parentFD = cs_open_directory(root.path)
+        guard parentFD >= 0 else {
+            if cs_classify_error(cs_errno()) == CS_ERROR_NOT_FOUND { return }
+            throw CacheStoreError.posix(cs_errno(), "open \(root.path)")
         }
-        do {
-            try FileManager.default.removeItem(atPath: detached)
-        } catch {
-            throw CacheStoreError(.io, "remove \(detached): \(error.localizedDescription)")
+        defer { _ = cs_close(parentFD) }
+        if cs_rename_at(parentFD, namespace, parentFD, detachedName) != 0 {
+            if cs_classify_error(cs_errno()) == CS_ERROR_NOT_FOUND { return }
+            throw CacheStoreError.posix(cs_errno(), "rename \(path)")
+        }
+        // Deleted through descriptors opened without following links: a symbolic link in the tree is removed,
+        // never what it points to.
+        if let failure = BlobFiles.removeAnything(parentFD, detachedName) {
+            throw CacheStoreError(.io, "remove \(detached): \(failure)")
         }
     }
 }

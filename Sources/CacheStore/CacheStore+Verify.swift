@@ -1,7 +1,5 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
+import CacheSystem
 
 extension CacheStore {
     /// The blob file holding `key`'s body, checked against the index first, for callers that serve the file by path
@@ -141,13 +139,13 @@ extension CacheStore {
     /// report (orphans committed meanwhile are not problems any more) and how many were removed.
     private func removeOrphans(_ orphans: [Orphan]) -> (problems: [VerificationReport.Problem], removed: Int) {
         guard !orphans.isEmpty else { return ([], 0) }
-        let ownMarker = sessionMarker.map { URL(fileURLWithPath: $0).lastPathComponent }
+        let ownMarker = sessionMarker
         let cutoff = Date().timeIntervalSince1970 - 60
         let result = try? writeTransaction { (index: StoreIndex) throws(CacheStoreError)
             -> (problems: [VerificationReport.Problem], removed: Int) in
             let named = try index.allBlobIDs()
             let inFlight = inFlightBlobs.withLock { $0 }
-            let others = BlobFiles.list(files.sessionsPath).filter { $0 != ownMarker }.sorted()
+            let others = BlobFiles.list(files.handles.sessions).filter { $0 != ownMarker }.sorted()
             var problems: [VerificationReport.Problem] = []
             var removed = 0
             for orphan in orphans where !named.contains(orphan.name) && !inFlight.contains(orphan.name) {
@@ -158,7 +156,7 @@ extension CacheStore {
                         + "(sessions/\(other)\(others.count > 1 ? " and \(others.count - 1) more" : "")), so it may be "
                         + "a write being committed; a repair after 60 s, or once no other store is open, removes it"
                     problems.append(.init(key: nil, kind: "orphan-body", detail: detail, isKept: true))
-                } else if let failure = BlobFiles.removeAnything(files.blobPath(orphan.name)) {
+                } else if let failure = BlobFiles.removeAnything(files.handles.blobs, orphan.name) {
                     detail += "; could not remove it: \(failure)"
                     problems.append(.init(key: nil, kind: "orphan-body", detail: detail))
                 } else {
@@ -193,13 +191,17 @@ extension CacheStore {
                 : .init(key: key, kind: "checksum", detail: "inline body crc32 \(crc), index says \(row.info.checksum)")
         }
         let path = files.blobPath(blob)
-        guard let size = BlobFiles.fileSize(path) else {
+        guard let info = BlobFiles.info(files.handles.blobs, blob) else {
             return .init(key: key, kind: "missing-body", detail: "blobs/\(blob) does not exist")
         }
+        guard info.isRegular else {
+            return .init(key: key, kind: "missing-body", detail: "blobs/\(blob) is not a regular file")
+        }
+        let size = info.size
         guard size == row.info.bodySize else {
             return .init(key: key, kind: "size", detail: "blobs/\(blob) has \(size) bytes, index says \(row.info.bodySize)")
         }
-        guard let computed = try? BlobFiles.sizeAndChecksum(ofFile: path) else {
+        guard let computed = try? BlobFiles.sizeAndChecksum(files.handles.blobs, blob, path: path) else {
             return .init(key: key, kind: "missing-body", detail: "blobs/\(blob) cannot be read")
         }
         return computed.crc == row.info.checksum ? nil
@@ -209,16 +211,14 @@ extension CacheStore {
     /// Entries of `blobs/` no row names (re-reading the index after listing, so a concurrent commit is not
     /// counted), sorted by name.
     private func findOrphans(_ rows: [IndexRow]) -> [Orphan] {
-        let listed = BlobFiles.list(files.blobsPath)
+        let listed = BlobFiles.list(files.handles.blobs)
         let named = (try? withIndex { (index: StoreIndex) throws(CacheStoreError) -> Set<String> in
             try index.allBlobIDs()
         }) ?? Set(rows.compactMap(\.blobID))
         let inFlight = inFlightBlobs.withLock { $0 }
         return listed.filter { !named.contains($0) && !inFlight.contains($0) }.sorted().map { name in
-            var info = stat()
-            guard lstat(files.blobPath(name), &info) == 0 else { return Orphan(name: name, isFile: true, modified: 0) }
-            let modified = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
-            return Orphan(name: name, isFile: (info.st_mode & S_IFMT) == S_IFREG, modified: modified)
+            guard let info = BlobFiles.info(files.handles.blobs, name) else { return Orphan(name: name, isFile: true, modified: 0) }
+            return Orphan(name: name, isFile: info.isRegular, modified: Double(info.modified_ns) / 1e9)
         }
     }
 }

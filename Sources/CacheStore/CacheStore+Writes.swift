@@ -1,7 +1,5 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
+import CacheSystem
 
 extension CacheStore {
     /// Stores `body` and `metadata` under `key`, replacing any previous entry (which gets a new blob id).
@@ -25,22 +23,23 @@ extension CacheStore {
             try commitRow(IndexRow(info: info, blobID: nil, inlineBody: body), newBlob: nil,
                           memoryEntry: StoredEntry(info: info, body: body))
         } else {
-            let (fd, path) = try files.createTemporaryFile()
+            let (fd, name) = try files.createTemporaryFile()
+            let path = files.tmpPath + "/" + name
             var open = true
             do {
                 try BlobFiles.writeAll(fd, body, path: path)
                 try fault("tmp-written")
                 try BlobFiles.sync(fd, path: path)
-                Glibc.close(fd)
+                _ = cs_close(fd)
                 open = false
                 try fault("tmp-synced")
             } catch {
-                if open { Glibc.close(fd) }
-                cleanUp { BlobFiles.remove(path) }
+                if open { _ = cs_close(fd) }
+                cleanUp { files.removeTemporary(name) }
                 memory.remove(key)
                 throw error
             }
-            try commitFile(at: path, info: info, memoryEntry: StoredEntry(info: info, body: body))
+            try commitFile(temporary: name, info: info, memoryEntry: StoredEntry(info: info, body: body))
         }
         return info
     }
@@ -51,8 +50,8 @@ extension CacheStore {
     ///   `.permissionDenied` for a read-only store, `.invalidArgument` for a closed one.
     public func makeBodyWriter() throws(CacheStoreError) -> BodyWriter {
         try requireWritable()
-        let (fd, path) = try files.createTemporaryFile()
-        return BodyWriter(fd: fd, path: path, storeID: ObjectIdentifier(self))
+        let (fd, name) = try files.createTemporaryFile()
+        return BodyWriter(fd: fd, name: name, files: files, storeID: ObjectIdentifier(self))
     }
 
     /// Stores the body in `writer`'s file under `key` by renaming it into `blobs/` (no copy; any size).
@@ -87,44 +86,44 @@ extension CacheStore {
         do {
             try fault("tmp-synced")
         } catch {
-            cleanUp { BlobFiles.remove(writer.path) }
+            cleanUp { files.removeTemporary(writer.name) }
             throw error
         }
         if size <= Int64(configuration.inlineThreshold) {
             let body: Data
             do {
-                body = try Data(contentsOf: writer.fileURL)
+                body = try writer.readSmallFile(size: size)
             } catch {
-                BlobFiles.remove(writer.path)
-                throw CacheStoreError(.io, "read \(writer.path): \(error.localizedDescription)")
+                files.removeTemporary(writer.name)
+                throw error
             }
             guard BlobFiles.checksum(body) == crc else {
-                BlobFiles.remove(writer.path)
+                files.removeTemporary(writer.name)
                 throw CacheStoreError(.io, "\(writer.path) changed while being committed")
             }
-            BlobFiles.remove(writer.path)
+            files.removeTemporary(writer.name)
             try commitRow(IndexRow(info: info, blobID: nil, inlineBody: body), newBlob: nil,
                           memoryEntry: StoredEntry(info: info, body: body))
         } else {
-            try commitFile(at: writer.path, info: info, memoryEntry: nil)
+            try commitFile(temporary: writer.name, info: info, memoryEntry: nil)
         }
         return info
     }
 
-    /// Renames a synced temporary file into `blobs/` under a new id and commits its row.
-    func commitFile(at path: String, info: EntryInfo, memoryEntry: StoredEntry?) throws(CacheStoreError) {
+    /// Renames the synced temporary file `tmp/<name>` into `blobs/` under a new id and commits its row.
+    func commitFile(temporary name: String, info: EntryInfo, memoryEntry: StoredEntry?) throws(CacheStoreError) {
         let id = BlobFiles.newID()
         // Named in `blobs/` but not yet in the index: `verify(repair:)` must not take it for an orphan.
         inFlightBlobs.withLock { _ = $0.insert(id) }
         defer { inFlightBlobs.withLock { _ = $0.remove(id) } }
         do {
-            try files.moveIntoBlobs(from: path, id: id)
+            try files.moveIntoBlobs(temporary: name, id: id)
         } catch {
-            cleanUp { BlobFiles.remove(path) }
+            cleanUp { files.removeTemporary(name) }
             memory.remove(info.key)
             throw error
         }
-        files.syncDirectory(files.blobsPath)
+        files.syncBlobsDirectory()
         try commitRow(IndexRow(info: info, blobID: id, inlineBody: nil), newBlob: id, step: "blob-renamed",
                       memoryEntry: memoryEntry)
     }
@@ -150,7 +149,7 @@ extension CacheStore {
             }
         } catch {
             memory.remove(key)
-            if let newBlob { cleanUp { BlobFiles.remove(files.blobPath(newBlob)) } }
+            if let newBlob { cleanUp { files.removeBlob(newBlob) } }
             throw error
         }
         if let memoryEntry { memory.insert(memoryEntry) } else { memory.remove(key) }
@@ -158,10 +157,10 @@ extension CacheStore {
             do {
                 try fault("index-committed")
             } catch {
-                if let oldBlob, oldBlob != newBlob { cleanUp { BlobFiles.remove(files.blobPath(oldBlob)) } }
+                if let oldBlob, oldBlob != newBlob { cleanUp { files.removeBlob(oldBlob) } }
                 throw error
             }
-            if let oldBlob, oldBlob != newBlob { BlobFiles.remove(files.blobPath(oldBlob)) }
+            if let oldBlob, oldBlob != newBlob { files.removeBlob(oldBlob) }
             try fault("old-blob-removed")
         } catch {
             memory.remove(key)
@@ -267,7 +266,7 @@ extension CacheStore {
             try index.delete(where: condition, bind: bind).map { Removed(key: $0.0, blobID: $0.1) }
         }
         for item in removed {
-            if let blob = item.blobID { BlobFiles.remove(files.blobPath(blob)) }
+            if let blob = item.blobID { files.removeBlob(blob) }
         }
         return removed.map(\.key)
     }

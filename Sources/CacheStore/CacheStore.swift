@@ -1,7 +1,5 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
+import CacheSystem
 import Synchronization
 
 /// A persistent, crash-safe key → (metadata bytes, body) store with a memory tier; it knows nothing about HTTP.
@@ -24,12 +22,15 @@ public final class CacheStore: Sendable {
     public let isReadOnly: Bool
     /// Why the store is read-only (the configuration, or the failed system call); nil when it is writable.
     public let readOnlyReason: String?
+    /// True for a store made by ``unavailable(configuration:reason:)``: it holds nothing and stores nothing.
+    public let isUnavailable: Bool
 
     let files: BlobFiles
     let memory: MemoryTier
     /// nil once the store is closed.
     let index: Mutex<StoreIndex?>
     let lockFD: Int32
+    /// The name of this store's marker in `sessions/`; nil for a read-only store.
     let sessionMarker: String?
     let generation: SharedGeneration
     /// Blob files whose checksum this process has verified, with the identity they had then (see `entry(for:)`).
@@ -71,6 +72,7 @@ public final class CacheStore: Sendable {
         self.generation = opened.generation
         self.isReadOnly = opened.readOnlyReason != nil
         self.readOnlyReason = opened.readOnlyReason
+        self.isUnavailable = false
         self.lastAccountingFlush = Atomic(Self.wholeSeconds(configuration.currentTime()))
         self.memory = MemoryTier(maxBytes: configuration.maxMemoryBytes, maxEntries: configuration.maxMemoryEntries,
                                  maxEntryBytes: configuration.maxMemoryEntryBytes,
@@ -78,6 +80,31 @@ public final class CacheStore: Sendable {
         self.index = Mutex(opened.index)  // last use of `opened`: the index is sent into the mutex
         OpenStores.register(self)
     }
+
+    /// A store that holds nothing and stores nothing, for a client that must work without its cache (the
+    /// directory is unusable: refused, full, unreadable): every read misses, every write throws
+    /// `.permissionDenied` naming `reason`, and no file is touched. `isUnavailable` is true.
+    public static func unavailable(configuration: Configuration, reason: String) -> CacheStore {
+        CacheStore(unavailable: configuration, reason: reason)
+    }
+
+    private init(unavailable configuration: Configuration, reason: String) {
+        self.configuration = configuration
+        let root = configuration.directory.standardizedFileURL.appendingPathComponent(configuration.namespace)
+        self.files = BlobFiles.detached(root: root)
+        self.directoryURL = root
+        self.lockFD = -1
+        self.sessionMarker = nil
+        self.generation = SharedGeneration(directory: -1, name: "generation", readOnly: true)
+        self.isReadOnly = true
+        self.readOnlyReason = "the cache is unavailable: \(reason)"
+        self.isUnavailable = true
+        self.lastAccountingFlush = Atomic(Self.wholeSeconds(configuration.currentTime()))
+        self.memory = MemoryTier(maxBytes: 0, maxEntries: 0, maxEntryBytes: 0, recordsAccess: false)
+        self.index = Mutex(nil)
+        self.closedFlag.store(true, ordering: .releasing)
+    }
+
 
     deinit {
         shutDown(waitingAtMost: nil)
@@ -145,14 +172,12 @@ public final class CacheStore: Sendable {
     }
 
     /// The time of a memory-tier hit's access: the configured clock, or — with the default clock —
-    /// `CLOCK_REALTIME_COARSE` (resolution of a scheduler tick, a few ms; access times only order LRU eviction and
+    /// the system layer's coarse clock (`CLOCK_REALTIME_COARSE` on Linux; resolution of a scheduler tick, a few ms; access times only order LRU eviction and
     /// `maxAge`, so that suffices, and it costs a fraction of a precise read on the hit path).
     @inline(__always)
     func hitClock() -> Date {
         if let custom = configuration.customNow { return custom() }
-        var spec = timespec()
-        clock_gettime(CLOCK_REALTIME_COARSE, &spec)
-        return Date(timeIntervalSince1970: Double(spec.tv_sec) + Double(spec.tv_nsec) * 1e-9)
+        return Date(timeIntervalSince1970: cs_coarse_now())
     }
 
     func fault(_ step: String) throws(CacheStoreError) {
@@ -335,7 +360,7 @@ public final class CacheStore: Sendable {
         } catch {
             log("could not delete bad entry \(key): \(error)")
         }
-        if let blobID { BlobFiles.remove(files.blobPath(blobID)) }
+        if let blobID { files.removeBlob(blobID) }
     }
 
     /// A snapshot of the counters: entries and disk bytes from the index, this instance's memory tier, and hit

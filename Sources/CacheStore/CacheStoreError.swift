@@ -1,7 +1,5 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
+import CacheSystem
 import CSQLite
 
 /// A storage failure reported by `CacheStore`: a code to switch on plus a human-readable detail.
@@ -27,6 +25,9 @@ public struct CacheStoreError: Error, Sendable, CustomStringConvertible, Equatab
         case busy
         /// An argument was unusable (e.g. a body writer from another store, or one already committed).
         case invalidArgument
+        /// A file or directory of the store is a symbolic link, a FIFO or another non-regular file where the store
+        /// keeps its own files: someone else put it there, and the store refuses to follow or use it.
+        case unsafeFile
     }
 
     /// What kind of failure happened.
@@ -43,15 +44,16 @@ public struct CacheStoreError: Error, Sendable, CustomStringConvertible, Equatab
     /// `"<code>: <detail>"`.
     public var description: String { "CacheStoreError.\(code.rawValue): \(detail)" }
 
-    /// Maps an `errno` value from a failed system call to an error (`ENOSPC` → `.diskFull`, `EACCES` →
-    /// `.permissionDenied`, `ENOENT` → `.notFound`, everything else → `.io`).
+    /// Maps an error number from a failed system call to an error (`ENOSPC` → `.diskFull`, `EACCES` →
+    /// `.permissionDenied`, `ENOENT` → `.notFound`, a symbolic link or non-regular file refused by an open →
+    /// `.unsafeFile`, everything else → `.io`).
     static func posix(_ err: Int32, _ operation: String) -> CacheStoreError {
-        let message = String(cString: strerror(err))
-        let text = "\(operation): \(message) (errno \(err))"
-        switch err {
-        case ENOSPC, EDQUOT: return CacheStoreError(.diskFull, text)
-        case EACCES, EPERM, EROFS: return CacheStoreError(.permissionDenied, text)
-        case ENOENT: return CacheStoreError(.notFound, text)
+        let text = "\(operation): \(BlobFiles.message(err)) (errno \(err))"
+        switch cs_classify_error(err) {
+        case CS_ERROR_NO_SPACE: return CacheStoreError(.diskFull, text)
+        case CS_ERROR_PERMISSION: return CacheStoreError(.permissionDenied, text)
+        case CS_ERROR_NOT_FOUND: return CacheStoreError(.notFound, text)
+        case CS_ERROR_SYMLINK, CS_ERROR_NOT_REGULAR: return CacheStoreError(.unsafeFile, text)
         default: return CacheStoreError(.io, text)
         }
     }

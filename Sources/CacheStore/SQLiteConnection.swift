@@ -25,7 +25,8 @@ final class SQLiteConnection {
     /// - Throws: `CacheStoreError` mapped from the SQLite result code.
     init(path: String, busyTimeout: TimeInterval, mode: Mode = .readWrite) throws(CacheStoreError) {
         var db: OpaquePointer?
-        var flags = SQLITE_OPEN_NOMUTEX
+        // NOFOLLOW: SQLite refuses an index that is a symbolic link (the store never follows one).
+        var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW
         var name = path
         switch mode {
         case .readWrite: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE

@@ -1,53 +1,88 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
+import CacheSystem
 import Synchronization
 
 /// A change counter shared by every process using one namespace: 8 bytes of `<namespace>/generation`, mapped
-/// `MAP_SHARED` and accessed only with atomic operations (lock-free 64-bit atomics work across processes).
+/// shared and accessed only with atomic operations (lock-free 64-bit atomics work across processes).
 ///
 /// Each committed write increments it. A memory tier or row cache compares it with the value it last saw — one
 /// atomic load — and empties itself when it changed, so a process never serves from memory a body another process
-/// has since replaced or removed. When the file cannot be mapped the counter is inert (`isShared` is false,
-/// `current` is always 0) and the store's caches are process-local.
+/// has since replaced or removed. When the file cannot be mapped (missing in a read-only store, a symbolic link,
+/// a FIFO, no guard slot) the counter is inert (`isShared` is false, `current` is always 0) and the store's caches
+/// are process-local.
+///
+/// The file may be tampered with while mapped: any content is just a number, and a file truncated under the
+/// mapping (which would raise SIGBUS on the next access) is caught by the system layer's guard, which puts a
+/// private zero page in its place. From then on the counter is `lost`: `current` returns a new value on every
+/// call, so the memory tier never serves a body another process may have replaced (it keeps missing, and reads
+/// go to the index), and the store logs it once.
 final class SharedGeneration: @unchecked Sendable {
     private let fd: Int32
+    private let address: UnsafeMutableRawPointer?
+    private let guardSlot: Int32
     private let counter: UnsafeMutablePointer<Atomic<UInt64>>?
+    /// Counts up when the mapping was lost, so every `current` differs from the last.
+    private let lostTicks = Atomic<UInt64>(1 << 63)
+    private let reportedLoss = Atomic<Bool>(false)
+    private let onLoss: @Sendable () -> Void
 
-    /// Maps the counter file at `path`, creating it unless `readOnly` (then it is mapped `PROT_READ` when it
-    /// exists with its 8 bytes, else the counter is inert).
-    init(path: String, readOnly: Bool = false) {
-        let fd = readOnly ? open(path, O_RDONLY | O_CLOEXEC) : open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        var mapped: UnsafeMutablePointer<Atomic<UInt64>>?
+    /// Maps the counter file `name` in the directory `directory`, creating it (0600) unless `readOnly` (then it
+    /// is mapped read-only when it exists with at least 8 bytes, else the counter is inert). A writable opener
+    /// grows a shorter file to 8 bytes. `onLoss` runs once when the file is truncated under the mapping.
+    init(directory: Int32, name: String, readOnly: Bool = false, onLoss: @escaping @Sendable () -> Void = {}) {
+        self.onLoss = onLoss
+        let fd = readOnly ? cs_open_file_at(directory, name, CS_OPEN_READ, CS_OPEN_EXISTING, 0)
+            : cs_open_file_at(directory, name, CS_OPEN_READ_WRITE, CS_OPEN_CREATE, 0o600)
+        var mapped: UnsafeMutableRawPointer?
+        var slot: Int32 = -1
         if fd >= 0 {
-            var info = stat()
-            if fstat(fd, &info) == 0, info.st_size >= 8 || (!readOnly && ftruncate(fd, 8) == 0) {
-                let protection = readOnly ? PROT_READ : PROT_READ | PROT_WRITE
-                let address = mmap(nil, 8, protection, MAP_SHARED, fd, 0)
-                if let address, address != MAP_FAILED {
-                    // The file's 8 bytes (zero when new) are the atomic's storage; nothing is initialised here.
-                    // A read-only mapping is only ever loaded from (`bump` is never called on a read-only store).
-                    mapped = address.bindMemory(to: Atomic<UInt64>.self, capacity: 1)
+            var info = cs_file_info()
+            if cs_stat_fd(fd, &info) == 0, info.size >= 8 || (!readOnly && cs_truncate(fd, 8) == 0),
+               let address = cs_map_shared(fd, 8, readOnly ? 0 : 1) {
+                slot = cs_guard_mapping(address)
+                if slot >= 0 {
+                    mapped = address
+                } else {
+                    _ = cs_unmap(address, 8)
                 }
             }
         }
         self.fd = fd
-        self.counter = mapped
+        self.address = mapped
+        self.guardSlot = slot
+        // The file's 8 bytes (zero when new) are the atomic's storage; nothing is initialised here. A read-only
+        // mapping is only ever loaded from (`bump` is never called on a read-only store).
+        self.counter = mapped?.bindMemory(to: Atomic<UInt64>.self, capacity: 1)
     }
 
     deinit {
-        if let counter { munmap(UnsafeMutableRawPointer(counter), 8) }
-        if fd >= 0 { close(fd) }
+        if let address {
+            cs_unguard_mapping(guardSlot)
+            _ = cs_unmap(address, 8)
+        }
+        if fd >= 0 { _ = cs_close(fd) }
     }
 
     /// True when the counter is shared through the mapped file (false: inert, process-local caching only).
     var isShared: Bool { counter != nil }
 
-    /// The current value (0 when the counter is inert).
+    /// True once the file was truncated under the mapping (see the type's comment).
+    var isLost: Bool {
+        address != nil && cs_mapping_lost(guardSlot) != 0
+    }
+
+    /// The current value (0 when the counter is inert; a new value on every call once it is lost).
     @inline(__always)
     var current: UInt64 {
-        counter?.pointee.load(ordering: .acquiring) ?? 0
+        guard let counter else { return 0 }
+        let value = counter.pointee.load(ordering: .acquiring)
+        if _slowPath(isLost) { return lostValue() }
+        return value
+    }
+
+    private func lostValue() -> UInt64 {
+        if !reportedLoss.exchange(true, ordering: .relaxed) { onLoss() }
+        return lostTicks.wrappingAdd(1, ordering: .relaxed).newValue
     }
 
     /// Increments the counter atomically; `body` gets the values before and after (the store updates its memory
@@ -55,6 +90,11 @@ final class SharedGeneration: @unchecked Sendable {
     func bump(_ body: (UInt64, UInt64) -> Void) {
         guard let counter else { return }
         let (old, new) = counter.pointee.wrappingAdd(1, ordering: .acquiringAndReleasing)
+        if isLost {
+            let value = lostValue()
+            body(value &- 1, value)  // "not seen": the tier empties itself
+            return
+        }
         body(old, new)
     }
 }

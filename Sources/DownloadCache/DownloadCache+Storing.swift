@@ -10,12 +10,10 @@ final class BodySink: @unchecked Sendable {
     private var writer: BodyWriter?
 
     init(cache: DownloadCache) {
-        var directory = cache.downloadsDirectory
-        if mkdir(directory.path, 0o700) != 0 && errno != EEXIST {
-            // The store's directory vanished or became unwritable: the download must still succeed.
-            directory = DownloadCache.systemDownloadsDirectory
-            _ = mkdir(directory.path, 0o700)
-        }
+        // The store's tmp/ while usable, else the cache's private directory (the store's directory vanished or
+        // became unwritable: the download must still succeed). Only if neither exists: the system temporary
+        // directory, under a random name the transport creates.
+        let directory = cache.directoryForNewBody() ?? FileManager.default.temporaryDirectory
         fileURL = directory.appendingPathComponent("download-" + UUID().uuidString)
     }
 

@@ -1,5 +1,7 @@
 @_exported import CacheStore
+import CacheSystem
 import Foundation
+import Synchronization
 @_exported import HTTPCacheSemantics
 
 /// A local, persistent, RFC 9111-correct HTTP cache in front of an ``HTTPTransport`` — the seeds'
@@ -24,32 +26,54 @@ public final class DownloadCache: Sendable {
     let metadataCache = MetadataDecodeCache()
     /// Directory where bodies land before they are stored or handed over: the store's own `tmp/` (same file
     /// system as `blobs/`, so storing is a rename, and emptied by CacheStore's recovery when a process opens the
-    /// namespace alone, so a download cut by SIGINT or a crash never lingers). Only when that directory is not
-    /// writable (read-only cache) the per-user system temp folder `dlcache-downloads-<uid>` (0700) is used.
-    /// Bodies that were not stored and are too large to return in memory stay here, owned by the caller.
-    let downloadsDirectory: URL
+    /// namespace alone, so a download cut by SIGINT or a crash never lingers); nil when that directory is not
+    /// writable (read-only or unavailable cache): then ``privateDownloads`` is used.
+    let storeDownloadsDirectory: URL?
+    /// A private directory (mkdtemp, 0700, owner checked) in the system temporary directory, made on first use
+    /// when the store's `tmp/` cannot be used and removed with its contents by ``close()`` — never a predictable
+    /// shared name another user could have created first.
+    let privateDownloads = PrivateDirectory(prefix: "dlcache-downloads-")
 
     /// Opens (or creates) the cache at `<directory>/<namespace>`.
-    /// - Throws: `CacheStoreError` when the store cannot be opened at all (e.g. `.invalidNamespace`,
-    ///   `.permissionDenied`); a store that opens but misbehaves later only degrades calls to the network.
+    ///
+    /// A store that cannot be opened (a refused or unreadable directory, a full disk, a damaged index in use by
+    /// another process) never makes the cache unusable: it works without it (``isCacheAvailable`` is false, every
+    /// response comes from the network and nothing is stored) and logs why.
+    /// - Throws: `CacheStoreError.Code.invalidNamespace` for a namespace name that is not valid (a caller error).
     public init(configuration: Configuration) throws {
         self.configuration = configuration
-        self.store = try CacheStore(configuration: configuration.storeConfiguration)
+        let store = try Self.openStore(configuration)
+        self.store = store
         self.transport = configuration.transport ?? Self.defaultTransport(configuration)
         self.limiters = OriginLimiters(limit: configuration.maxConcurrentDownloads)
         let storeTemporary = store.directoryURL.appendingPathComponent("tmp", isDirectory: true)
-        if access(storeTemporary.path, W_OK | X_OK) == 0 {
-            self.downloadsDirectory = storeTemporary
+        if !store.isReadOnly, cs_access(storeTemporary.path, 1) == 0 {
+            self.storeDownloadsDirectory = storeTemporary
         } else {
-            self.downloadsDirectory = Self.systemDownloadsDirectory
-            _ = mkdir(downloadsDirectory.path, 0o700)
+            self.storeDownloadsDirectory = nil
         }
     }
 
-    /// The per-user fallback download folder in the system temp directory, used when the store's `tmp/` is
-    /// not writable (read-only cache, directory removed while running).
-    static var systemDownloadsDirectory: URL {
-        FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-downloads-\(getuid())", isDirectory: true)
+    /// The store of `configuration`, or an unavailable one (logged) when it cannot be opened.
+    /// - Throws: `CacheStoreError` `.invalidNamespace` only.
+    private static func openStore(_ configuration: Configuration) throws(CacheStoreError) -> CacheStore {
+        do {
+            return try CacheStore(configuration: configuration.storeConfiguration)
+        } catch {
+            if error.code == .invalidNamespace { throw error }
+            configuration.log("cache unavailable, working without it: \(ErrorWords.describe(error))")
+            return CacheStore.unavailable(configuration: configuration.storeConfiguration, reason: error.description)
+        }
+    }
+
+    /// False when the store could not be opened and the cache works without it (see ``init(configuration:)``).
+    public var isCacheAvailable: Bool { !store.isUnavailable }
+
+    /// The directory a new body is streamed into: the store's `tmp/` while it is usable, else the private
+    /// directory (nil when even that cannot be made).
+    func directoryForNewBody() -> URL? {
+        if let storeDownloadsDirectory, cs_access(storeDownloadsDirectory.path, 1) == 0 { return storeDownloadsDirectory }
+        return privateDownloads.url()
     }
 
     /// The transport used when the configuration names none: on Linux the libcurl ``CurlTransport`` (exact
@@ -135,6 +159,7 @@ public final class DownloadCache: Sendable {
     public func close() async {
         await waitForBackgroundWork()
         store.close()
+        privateDownloads.remove()
     }
 
     /// Pins or unpins every stored response for GET `url` (pinned entries are never evicted by limits or age).
@@ -240,5 +265,42 @@ public final class DownloadCache: Sendable {
         let fields = request.headers.fields.map { "\($0.name.lowercased()):\($0.value)" }.sorted()
         key += "\n" + fields.joined(separator: "\n") + "\n" + options.coalescingFingerprint
         return key
+    }
+}
+
+/// A directory created on first use with `mkdtemp` (mode 0700, checked to be owned by this user with no access
+/// for others) in the system temporary directory, and deleted with everything in it by `remove()` or `deinit`.
+final class PrivateDirectory: Sendable {
+    private let prefix: String
+    private let path = Mutex<String?>(nil)
+
+    init(prefix: String) {
+        self.prefix = prefix
+    }
+
+    deinit {
+        remove()
+    }
+
+    /// The directory, created now when it does not exist yet; nil when it cannot be created.
+    func url() -> URL? {
+        path.withLock { path -> URL? in
+            if let existing = path, cs_access(existing, 1) == 0 { return URL(fileURLWithPath: existing, isDirectory: true) }
+            let parent = FileManager.default.temporaryDirectory.standardizedFileURL.path
+            var buffer = [CChar](repeating: 0, count: 4096)
+            guard cs_make_private_directory(parent, prefix, &buffer, buffer.count) == 0 else { return nil }
+            let made = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            path = made
+            return URL(fileURLWithPath: made, isDirectory: true)
+        }
+    }
+
+    /// Deletes the directory and its contents (nothing when it was never created).
+    func remove() {
+        let existing = path.withLock { path -> String? in
+            defer { path = nil }
+            return path
+        }
+        if let existing { try? FileManager.default.removeItem(atPath: existing) }
     }
 }

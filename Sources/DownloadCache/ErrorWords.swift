@@ -24,6 +24,7 @@ enum ErrorWords {
         case .notFound: words = "not found"
         case .busy: words = "the cache index is locked by another process"
         case .invalidArgument: words = "the store refused the operation"
+        case .unsafeFile: words = "a file in the cache directory is unsafe to use"
         }
         return error.detail.isEmpty ? words : "\(words): \(error.detail)"
     }

@@ -1,0 +1,486 @@
+// The one place where Linux and Apple platforms differ (see include/CacheSystem.h). Each function is the POSIX
+// call plus, where the platforms disagree, an `#ifdef __APPLE__` branch of a few lines.
+#ifndef __APPLE__
+#define _GNU_SOURCE
+#endif
+#include "CacheSystem.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef O_DIRECTORY
+#error "O_DIRECTORY is required"
+#endif
+
+int cs_errno(void) { return errno; }
+void cs_set_errno(int err) { errno = err; }
+
+// An error number this layer reports when a file is not a regular file (there is no portable one).
+#ifdef __APPLE__
+#define CS_ENOTREG EFTYPE
+#else
+#define CS_ENOTREG EMEDIUMTYPE
+#endif
+
+enum cs_error_class cs_classify_error(int err) {
+    switch (err) {
+    case ENOSPC:
+#ifdef EDQUOT
+    case EDQUOT:
+#endif
+        return CS_ERROR_NO_SPACE;
+    case EACCES: case EPERM: case EROFS: return CS_ERROR_PERMISSION;
+    case ENOENT: return CS_ERROR_NOT_FOUND;
+    case EEXIST: return CS_ERROR_EXISTS;
+#if ENOTEMPTY != EEXIST
+    case ENOTEMPTY: return CS_ERROR_EXISTS;
+#endif
+    case ELOOP: return CS_ERROR_SYMLINK;
+    case ENOTDIR: return CS_ERROR_NOT_DIRECTORY;
+    case CS_ENOTREG: return CS_ERROR_NOT_REGULAR;
+    case EINTR: return CS_ERROR_INTERRUPTED;
+#if EAGAIN != EWOULDBLOCK
+    case EAGAIN:
+#endif
+    case EWOULDBLOCK: return CS_ERROR_WOULD_BLOCK;
+    default: return CS_ERROR_OTHER;
+    }
+}
+
+int cs_error_number(enum cs_error_class error_class) {
+    switch (error_class) {
+    case CS_ERROR_NO_SPACE: return ENOSPC;
+    case CS_ERROR_PERMISSION: return EACCES;
+    case CS_ERROR_NOT_FOUND: return ENOENT;
+    case CS_ERROR_EXISTS: return EEXIST;
+    case CS_ERROR_SYMLINK: return ELOOP;
+    case CS_ERROR_NOT_DIRECTORY: return ENOTDIR;
+    case CS_ERROR_NOT_REGULAR: return CS_ENOTREG;
+    case CS_ERROR_INTERRUPTED: return EINTR;
+    case CS_ERROR_WOULD_BLOCK: return EWOULDBLOCK;
+    default: return EIO;
+    }
+}
+
+void cs_error_message(int err, char *buffer, size_t length) {
+    if (length == 0) return;
+    if (err == CS_ENOTREG) {
+        snprintf(buffer, length, "not a regular file");
+        return;
+    }
+#ifdef __APPLE__
+    if (strerror_r(err, buffer, length) == 0) return;  // XSI strerror_r
+#else
+    const char *text = strerror_r(err, buffer, length);  // GNU strerror_r: returns the message, maybe not in buffer
+    if (text != NULL) {
+        if (text != buffer) snprintf(buffer, length, "%s", text);
+        return;
+    }
+#endif
+    snprintf(buffer, length, "error %d", err);
+}
+
+// MARK: Stat
+
+static void fill_info(const struct stat *s, cs_file_info *info) {
+    info->device = (uint64_t)s->st_dev;
+    info->inode = (uint64_t)s->st_ino;
+    info->size = (int64_t)s->st_size;
+    info->permissions = (uint32_t)(s->st_mode & 07777);
+    switch (s->st_mode & S_IFMT) {
+    case S_IFREG: info->kind = CS_KIND_REGULAR; break;
+    case S_IFDIR: info->kind = CS_KIND_DIRECTORY; break;
+    case S_IFLNK: info->kind = CS_KIND_SYMLINK; break;
+    case S_IFIFO: info->kind = CS_KIND_FIFO; break;
+    default: info->kind = CS_KIND_OTHER; break;
+    }
+    info->owner = (uint32_t)s->st_uid;
+    info->links = (uint64_t)s->st_nlink;
+#ifdef __APPLE__
+    info->modified_ns = (int64_t)s->st_mtimespec.tv_sec * 1000000000 + s->st_mtimespec.tv_nsec;
+    info->changed_ns = (int64_t)s->st_ctimespec.tv_sec * 1000000000 + s->st_ctimespec.tv_nsec;
+#else
+    info->modified_ns = (int64_t)s->st_mtim.tv_sec * 1000000000 + s->st_mtim.tv_nsec;
+    info->changed_ns = (int64_t)s->st_ctim.tv_sec * 1000000000 + s->st_ctim.tv_nsec;
+#endif
+}
+
+int cs_stat_fd(int fd, cs_file_info *info) {
+    struct stat s;
+    if (fstat(fd, &s) != 0) return -1;
+    fill_info(&s, info);
+    return 0;
+}
+
+int cs_stat_at(int directory, const char *name, cs_file_info *info) {
+    struct stat s;
+    if (fstatat(directory, name, &s, AT_SYMLINK_NOFOLLOW) != 0) return -1;
+    fill_info(&s, info);
+    return 0;
+}
+
+int cs_stat_path(const char *path, int follow, cs_file_info *info) {
+    struct stat s;
+    if ((follow ? stat(path, &s) : lstat(path, &s)) != 0) return -1;
+    fill_info(&s, info);
+    return 0;
+}
+
+// MARK: Directories
+
+int cs_current_directory(void) { return AT_FDCWD; }
+
+int cs_open_directory_at(int directory, const char *name) {
+    int fd;
+    do {
+        fd = openat(directory, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    } while (fd < 0 && errno == EINTR);
+    // Linux reports a symbolic link met by O_NOFOLLOW|O_DIRECTORY as ENOTDIR or ELOOP; say ELOOP for both.
+    if (fd < 0 && errno == ENOTDIR) {
+        struct stat s;
+        if (fstatat(directory, name, &s, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(s.st_mode)) errno = ELOOP;
+        else errno = ENOTDIR;
+    }
+    return fd;
+}
+
+int cs_open_directory(const char *path) {
+    int fd;
+    do {
+        fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    } while (fd < 0 && errno == EINTR);
+    return fd;
+}
+
+int cs_make_directory_at(int directory, const char *name, uint32_t permissions) {
+    return mkdirat(directory, name, (mode_t)permissions);
+}
+
+int cs_make_directory(const char *path, uint32_t permissions) { return mkdir(path, (mode_t)permissions); }
+
+int cs_remove_directory_at(int directory, const char *name) { return unlinkat(directory, name, AT_REMOVEDIR); }
+
+struct cs_listing {
+    DIR *dir;
+};
+
+cs_listing *cs_listing_open_at(int directory, const char *name) {
+    int fd = cs_open_directory_at(directory, name);
+    if (fd < 0) return NULL;
+    DIR *dir = fdopendir(fd);
+    if (dir == NULL) {
+        int err = errno;
+        close(fd);
+        errno = err;
+        return NULL;
+    }
+    cs_listing *listing = malloc(sizeof *listing);
+    if (listing == NULL) {
+        closedir(dir);
+        errno = ENOMEM;
+        return NULL;
+    }
+    listing->dir = dir;
+    return listing;
+}
+
+const char *cs_listing_next(cs_listing *listing) {
+    struct dirent *entry;
+    while ((entry = readdir(listing->dir)) != NULL) {
+        if (strcmp(entry->d_name, ".") != 0 && strcmp(entry->d_name, "..") != 0) return entry->d_name;
+    }
+    return NULL;
+}
+
+void cs_listing_close(cs_listing *listing) {
+    if (listing == NULL) return;
+    closedir(listing->dir);
+    free(listing);
+}
+
+// MARK: Files
+
+int cs_open_file_at(int directory, const char *name, enum cs_open_access access, enum cs_open_creation creation, uint32_t permissions) {
+    int flags = O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK;
+    switch (access) {
+    case CS_OPEN_WRITE: flags |= O_WRONLY; break;
+    case CS_OPEN_READ_WRITE: flags |= O_RDWR; break;
+    default: flags |= O_RDONLY; break;
+    }
+    switch (creation) {
+    case CS_OPEN_CREATE: flags |= O_CREAT; break;
+    case CS_OPEN_CREATE_NEW: flags |= O_CREAT | O_EXCL; break;
+    default: break;
+    }
+    int fd;
+    do {
+        fd = openat(directory, name, flags, (mode_t)permissions);
+    } while (fd < 0 && errno == EINTR);
+    if (fd < 0) {
+        // O_NOFOLLOW on a symbolic link: ELOOP on Linux and Apple platforms; some systems say EMLINK or EFTYPE.
+        if (errno == EMLINK) errno = ELOOP;
+        return -1;
+    }
+    struct stat s;
+    if (fstat(fd, &s) != 0) {
+        int err = errno;
+        close(fd);
+        errno = err;
+        return -1;
+    }
+    if (!S_ISREG(s.st_mode)) {
+        close(fd);
+        errno = CS_ENOTREG;
+        return -1;
+    }
+    // The file is regular: O_NONBLOCK (there only to never wait on a FIFO) has no effect; clear it anyway.
+    int status = fcntl(fd, F_GETFL);
+    if (status >= 0) fcntl(fd, F_SETFL, status & ~O_NONBLOCK);
+    if (creation == CS_OPEN_TRUNCATE && ftruncate(fd, 0) != 0) {
+        int err = errno;
+        close(fd);
+        errno = err;
+        return -1;
+    }
+    return fd;
+}
+
+int cs_open_file(const char *path, enum cs_open_access access, enum cs_open_creation creation, uint32_t permissions) {
+    return cs_open_file_at(AT_FDCWD, path, access, creation, permissions);
+}
+
+int cs_close(int fd) { return close(fd); }
+
+int cs_unlink_at(int directory, const char *name) { return unlinkat(directory, name, 0); }
+
+int cs_unlink(const char *path) { return unlink(path); }
+
+int cs_rename_at(int from_directory, const char *from, int to_directory, const char *to) {
+    return renameat(from_directory, from, to_directory, to);
+}
+
+int cs_rename(const char *from, const char *to) { return rename(from, to); }
+
+int cs_set_permissions(int fd, uint32_t permissions) { return fchmod(fd, (mode_t)permissions); }
+
+int cs_set_permissions_at(int directory, const char *name, uint32_t permissions) {
+    // fchmodat(AT_SYMLINK_NOFOLLOW) is unsupported on Linux; open the directory or file without following instead.
+    int fd = cs_open_directory_at(directory, name);
+    if (fd < 0) fd = cs_open_file_at(directory, name, CS_OPEN_READ, CS_OPEN_EXISTING, 0);
+    if (fd < 0) return -1;
+    int rc = fchmod(fd, (mode_t)permissions);
+    int err = errno;
+    close(fd);
+    errno = err;
+    return rc;
+}
+
+int64_t cs_read(int fd, void *buffer, size_t count) {
+    ssize_t n;
+    do {
+        n = read(fd, buffer, count);
+    } while (n < 0 && errno == EINTR);
+    return (int64_t)n;
+}
+
+int64_t cs_read_at(int fd, void *buffer, size_t count, int64_t offset) {
+    ssize_t n;
+    do {
+        n = pread(fd, buffer, count, (off_t)offset);
+    } while (n < 0 && errno == EINTR);
+    return (int64_t)n;
+}
+
+int cs_write_all(int fd, const void *buffer, size_t count) {
+    const char *bytes = buffer;
+    size_t offset = 0;
+    while (offset < count) {
+        ssize_t n = write(fd, bytes + offset, count - offset);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return -1;
+        }
+        if (n == 0) {
+            errno = EIO;
+            return -1;
+        }
+        offset += (size_t)n;
+    }
+    return 0;
+}
+
+int cs_truncate(int fd, int64_t size) { return ftruncate(fd, (off_t)size); }
+
+int cs_seek(int fd, int64_t offset) { return lseek(fd, (off_t)offset, SEEK_SET) < 0 ? -1 : 0; }
+
+int cs_sync(int fd) {
+#ifdef __APPLE__
+    // fsync on Apple platforms leaves data in the drive's volatile cache; F_FULLFSYNC flushes it. Some file
+    // systems (network, FAT) refuse F_FULLFSYNC: fall back to fsync there.
+    if (fcntl(fd, F_FULLFSYNC) == 0) return 0;
+    return fsync(fd);
+#else
+    int rc;
+    do {
+        rc = fsync(fd);
+    } while (rc != 0 && errno == EINTR);
+    return rc;
+#endif
+}
+
+int cs_access(const char *path, int write) {
+    return access(path, write ? (W_OK | X_OK) : (R_OK | X_OK));
+}
+
+// MARK: Locks
+
+int cs_lock(int fd, enum cs_lock_mode mode, int wait) {
+    int operation = mode == CS_LOCK_EXCLUSIVE ? LOCK_EX : mode == CS_LOCK_SHARED ? LOCK_SH : LOCK_UN;
+    if (!wait && operation != LOCK_UN) operation |= LOCK_NB;
+    int rc;
+    do {
+        rc = flock(fd, operation);
+    } while (rc != 0 && errno == EINTR);
+    return rc;
+}
+
+// MARK: Shared mappings and their SIGBUS guard
+
+void *cs_map_shared(int fd, size_t length, int writable) {
+    void *address = mmap(NULL, length, writable ? (PROT_READ | PROT_WRITE) : PROT_READ, MAP_SHARED, fd, 0);
+    return address == MAP_FAILED ? NULL : address;
+}
+
+int cs_unmap(void *address, size_t length) { return munmap(address, length); }
+
+#define CS_GUARD_SLOTS 64
+static _Atomic(uintptr_t) guarded_pages[CS_GUARD_SLOTS];
+static _Atomic(int) guarded_lost[CS_GUARD_SLOTS];
+static struct sigaction previous_sigbus;
+static _Atomic(int) guard_installed;
+static uintptr_t page_size;
+
+static void sigbus_handler(int signal_number, siginfo_t *info, void *context) {
+    int saved = errno;
+    uintptr_t page = (uintptr_t)info->si_addr & ~(page_size - 1);
+    for (int i = 0; i < CS_GUARD_SLOTS; i++) {
+        if (page != 0 && atomic_load(&guarded_pages[i]) == page) {
+            // The file under this mapping shrank: put a private zero page in its place and let the access retry.
+            void *replaced = mmap((void *)page, page_size, PROT_READ | PROT_WRITE,
+                                  MAP_FIXED | MAP_PRIVATE | MAP_ANON, -1, 0);
+            if (replaced != MAP_FAILED) {
+                atomic_store(&guarded_lost[i], 1);
+                errno = saved;
+                return;
+            }
+        }
+    }
+    errno = saved;
+    // Not ours: hand it on as if this handler had never been installed.
+    if (previous_sigbus.sa_flags & SA_SIGINFO) {
+        if (previous_sigbus.sa_sigaction != NULL) {
+            previous_sigbus.sa_sigaction(signal_number, info, context);
+            return;
+        }
+    } else if (previous_sigbus.sa_handler != SIG_DFL && previous_sigbus.sa_handler != SIG_IGN) {
+        previous_sigbus.sa_handler(signal_number);
+        return;
+    }
+    // Default action: restore it and re-raise (delivered when this handler returns, or the access faults again).
+    signal(signal_number, SIG_DFL);
+    raise(signal_number);
+}
+
+static int install_guard(void) {
+    int expected = 0;
+    if (atomic_load(&guard_installed) == 2) return 0;
+    if (!atomic_compare_exchange_strong(&guard_installed, &expected, 1)) {
+        while (atomic_load(&guard_installed) == 1) { /* another thread is installing */ }
+        return atomic_load(&guard_installed) == 2 ? 0 : -1;
+    }
+    long size = sysconf(_SC_PAGESIZE);
+    page_size = size > 0 ? (uintptr_t)size : 4096;
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_sigaction = sigbus_handler;
+    action.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+    sigemptyset(&action.sa_mask);
+    if (sigaction(SIGBUS, &action, &previous_sigbus) != 0) {
+        atomic_store(&guard_installed, 0);
+        return -1;
+    }
+    atomic_store(&guard_installed, 2);
+    return 0;
+}
+
+int cs_guard_mapping(void *address) {
+    if (install_guard() != 0) return -1;
+    for (int i = 0; i < CS_GUARD_SLOTS; i++) {
+        uintptr_t expected = 0;
+        if (atomic_compare_exchange_strong(&guarded_pages[i], &expected, (uintptr_t)address)) {
+            atomic_store(&guarded_lost[i], 0);  // the mapping is not used before this returns
+            return i;
+        }
+    }
+    errno = ENOMEM;
+    return -1;
+}
+
+void cs_unguard_mapping(int slot) {
+    if (slot >= 0 && slot < CS_GUARD_SLOTS) atomic_store(&guarded_pages[slot], 0);
+}
+
+int cs_mapping_lost(int slot) {
+    if (slot < 0 || slot >= CS_GUARD_SLOTS) return 1;
+    return atomic_load_explicit(&guarded_lost[slot], memory_order_acquire);
+}
+
+// MARK: Private temporary directories
+
+int cs_make_private_directory(const char *parent, const char *prefix, char *path, size_t length) {
+    int written = snprintf(path, length, "%s/%sXXXXXX", parent, prefix);
+    if (written < 0 || (size_t)written >= length) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    if (mkdtemp(path) == NULL) return -1;
+    // mkdtemp creates 0700; check what is there now (never trust a name in a shared directory).
+    struct stat s;
+    if (lstat(path, &s) != 0) return -1;
+    if (!S_ISDIR(s.st_mode) || s.st_uid != geteuid() || (s.st_mode & 077) != 0) {
+        rmdir(path);
+        errno = EPERM;
+        return -1;
+    }
+    return 0;
+}
+
+// MARK: Process and clocks
+
+int32_t cs_process_id(void) { return (int32_t)getpid(); }
+
+uint32_t cs_user_id(void) { return (uint32_t)geteuid(); }
+
+double cs_coarse_now(void) {
+    struct timespec spec;
+#ifdef __APPLE__
+    clock_gettime(CLOCK_REALTIME, &spec);
+#else
+    clock_gettime(CLOCK_REALTIME_COARSE, &spec);
+#endif
+    return (double)spec.tv_sec + (double)spec.tv_nsec * 1e-9;
+}
+
+void cs_sleep_microseconds(uint32_t microseconds) { usleep(microseconds); }

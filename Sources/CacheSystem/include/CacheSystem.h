@@ -1,0 +1,189 @@
+// The portable system layer: every POSIX call the library makes goes through these functions, so the
+// differences between Linux (glibc) and Apple platforms (Darwin) live in one C file (CacheSystem.c) with an
+// `#ifdef __APPLE__` branch per function, and Swift sees one set of fixed-width types on every platform.
+//
+// Conventions: functions returning `int` return 0 (or a descriptor ≥ 0) on success and -1 on failure with the
+// error number in `cs_errno()`. Every open refuses a symbolic link as the last component (O_NOFOLLOW), never
+// blocks on a FIFO, and sets close-on-exec. Names given with a directory descriptor are single path components
+// relative to that directory (openat/unlinkat/renameat), so a directory swapped for a symbolic link after it was
+// opened is never followed.
+#ifndef CACHE_SYSTEM_H
+#define CACHE_SYSTEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// What kind of file a `cs_file_info` describes.
+enum cs_file_kind {
+    CS_KIND_OTHER = 0,
+    CS_KIND_REGULAR = 1,
+    CS_KIND_DIRECTORY = 2,
+    CS_KIND_SYMLINK = 3,
+    CS_KIND_FIFO = 4,
+};
+
+/// The fields of `struct stat` the library uses, with the same names and types on every platform
+/// (Linux `st_mtim` / Darwin `st_mtimespec` become `modified_ns`).
+typedef struct cs_file_info {
+    uint64_t device;
+    uint64_t inode;
+    /// Bytes.
+    int64_t size;
+    /// Permission bits (`mode & 07777`).
+    uint32_t permissions;
+    /// A `cs_file_kind`.
+    uint32_t kind;
+    uint32_t owner;
+    uint64_t links;
+    /// Nanoseconds since 1970.
+    int64_t modified_ns;
+    /// Nanoseconds since 1970 (inode change time).
+    int64_t changed_ns;
+} cs_file_info;
+
+/// Portable classes of error numbers (the library never compares raw `errno` values).
+enum cs_error_class {
+    CS_ERROR_OTHER = 0,
+    CS_ERROR_NO_SPACE = 1,       // ENOSPC, EDQUOT
+    CS_ERROR_PERMISSION = 2,     // EACCES, EPERM, EROFS
+    CS_ERROR_NOT_FOUND = 3,      // ENOENT
+    CS_ERROR_EXISTS = 4,         // EEXIST, ENOTEMPTY
+    CS_ERROR_SYMLINK = 5,        // ELOOP (O_NOFOLLOW met a symbolic link; Linux) / EMLINK on some BSD paths
+    CS_ERROR_NOT_DIRECTORY = 6,  // ENOTDIR
+    CS_ERROR_NOT_REGULAR = 7,    // the file is not a regular file (FIFO, socket, device, directory)
+    CS_ERROR_INTERRUPTED = 8,    // EINTR
+    CS_ERROR_WOULD_BLOCK = 9,    // EWOULDBLOCK / EAGAIN (a non-blocking lock is held elsewhere)
+};
+
+/// The calling thread's last error number.
+int cs_errno(void);
+/// Sets the calling thread's error number.
+void cs_set_errno(int err);
+/// The class of error number `err`.
+enum cs_error_class cs_classify_error(int err);
+/// An error number of class `error_class` (for errors the library reports itself, e.g. ENOTDIR).
+int cs_error_number(enum cs_error_class error_class);
+/// Writes the system's message for `err` into `buffer` (always NUL-terminated).
+void cs_error_message(int err, char *buffer, size_t length);
+
+// MARK: Directories
+
+/// Opens the directory at `path` for use as a directory descriptor, following symbolic links (for a location the
+/// caller chose, such as the cache directory; everything inside it is opened with `cs_open_directory_at`).
+int cs_open_directory(const char *path);
+/// Opens the directory `name` inside `directory` (no symbolic link).
+int cs_open_directory_at(int directory, const char *name);
+/// Creates the directory `name` inside `directory` with `permissions`.
+int cs_make_directory_at(int directory, const char *name, uint32_t permissions);
+/// Creates the directory at `path` (one component, the parent must exist).
+int cs_make_directory(const char *path, uint32_t permissions);
+/// Removes the empty directory `name` inside `directory`.
+int cs_remove_directory_at(int directory, const char *name);
+
+/// An open directory listing.
+typedef struct cs_listing cs_listing;
+/// Lists `name` inside `directory` (`"."` lists `directory` itself); NULL on failure (see `cs_errno`).
+cs_listing *cs_listing_open_at(int directory, const char *name);
+/// The next entry's name (never "." or ".."); NULL at the end. Valid until the next call.
+const char *cs_listing_next(cs_listing *listing);
+void cs_listing_close(cs_listing *listing);
+
+// MARK: Files
+
+enum cs_open_access { CS_OPEN_READ = 0, CS_OPEN_WRITE = 1, CS_OPEN_READ_WRITE = 2 };
+enum cs_open_creation { CS_OPEN_EXISTING = 0, CS_OPEN_CREATE = 1, CS_OPEN_CREATE_NEW = 2, CS_OPEN_TRUNCATE = 3 };
+
+/// Opens the regular file `name` inside `directory` (`directory` may be `CS_CURRENT_DIRECTORY` for a path):
+/// refuses a symbolic link (CS_ERROR_SYMLINK) and anything but a regular file (CS_ERROR_NOT_REGULAR) without
+/// blocking on a FIFO. `creation` CS_OPEN_TRUNCATE creates or truncates. New files get `permissions`.
+int cs_open_file_at(int directory, const char *name, enum cs_open_access access, enum cs_open_creation creation, uint32_t permissions);
+/// `cs_open_file_at` for a path (relative to the working directory, or absolute).
+int cs_open_file(const char *path, enum cs_open_access access, enum cs_open_creation creation, uint32_t permissions);
+/// The value meaning "the working directory" for `*_at` functions.
+int cs_current_directory(void);
+int cs_close(int fd);
+/// Information about an open file.
+int cs_stat_fd(int fd, cs_file_info *info);
+/// Information about `name` inside `directory`, not following a symbolic link (lstat).
+int cs_stat_at(int directory, const char *name, cs_file_info *info);
+/// Information about the file at `path`; `follow` != 0 follows a final symbolic link.
+int cs_stat_path(const char *path, int follow, cs_file_info *info);
+/// Removes the non-directory `name` inside `directory` (a symbolic link itself, never its target).
+int cs_unlink_at(int directory, const char *name);
+/// Removes the non-directory at `path`.
+int cs_unlink(const char *path);
+/// Renames `from` inside `from_directory` to `to` inside `to_directory` (replacing a file there).
+int cs_rename_at(int from_directory, const char *from, int to_directory, const char *to);
+/// Renames the path `from` to the path `to`.
+int cs_rename(const char *from, const char *to);
+/// Sets an open file's permission bits.
+int cs_set_permissions(int fd, uint32_t permissions);
+/// Sets the permission bits of `name` inside `directory` without following a symbolic link.
+int cs_set_permissions_at(int directory, const char *name, uint32_t permissions);
+
+/// Reads up to `count` bytes (retrying on EINTR); returns bytes read, 0 at the end, -1 on error.
+int64_t cs_read(int fd, void *buffer, size_t count);
+/// Reads up to `count` bytes at `offset` (retrying on EINTR).
+int64_t cs_read_at(int fd, void *buffer, size_t count, int64_t offset);
+/// Writes all `count` bytes (retrying on EINTR and short writes); 0 or -1.
+int cs_write_all(int fd, const void *buffer, size_t count);
+/// Sets an open file's size in bytes.
+int cs_truncate(int fd, int64_t size);
+/// Moves the file offset to `offset` bytes from the start.
+int cs_seek(int fd, int64_t offset);
+/// Makes an open file's data durable: `fsync` on Linux, `fcntl(F_FULLFSYNC)` on Apple platforms (plain
+/// `fsync` there only reaches the drive's cache), falling back to `fsync` where F_FULLFSYNC is refused.
+int cs_sync(int fd);
+
+// MARK: Access checks
+
+/// 0 when this process may search and read (`write` == 0) or search and write (`write` != 0) `path`.
+int cs_access(const char *path, int write);
+
+// MARK: Locks (flock: whole file, per open description, released on close)
+
+enum cs_lock_mode { CS_LOCK_UNLOCK = 0, CS_LOCK_SHARED = 1, CS_LOCK_EXCLUSIVE = 2 };
+/// `wait` == 0 fails at once with CS_ERROR_WOULD_BLOCK when another holder conflicts.
+int cs_lock(int fd, enum cs_lock_mode mode, int wait);
+
+// MARK: Shared mappings
+
+/// Maps `length` bytes of `fd` shared (`writable` != 0: read and write); NULL on failure.
+void *cs_map_shared(int fd, size_t length, int writable);
+int cs_unmap(void *address, size_t length);
+/// Guards the mapping at `address` (returned by `cs_map_shared`, one page at most) against the file being
+/// truncated under it: an access past the new end of file, which would raise SIGBUS, instead finds a private
+/// zero page, and `cs_mapping_lost(slot)` turns 1. SIGBUS signals for other addresses go to the handler that
+/// was installed before (or the default action). Returns the guard's slot (≥ 0), or -1 when the handler cannot
+/// be installed or no slot is free (the mapping is then unguarded and must not be used).
+int cs_guard_mapping(void *address);
+/// Stops guarding the mapping of `slot` (before unmapping it).
+void cs_unguard_mapping(int slot);
+/// 1 when the guarded mapping of `slot` was replaced by a private page because its file shrank (one atomic load).
+int cs_mapping_lost(int slot);
+
+// MARK: Private temporary directories
+
+/// Creates a new directory `<parent>/<prefix>XXXXXX` (mkdtemp) with mode 0700, checks it is a directory owned
+/// by this user with no access for others, and writes its path into `path` (NUL-terminated). 0 or -1.
+int cs_make_private_directory(const char *parent, const char *prefix, char *path, size_t length);
+
+// MARK: Process and clocks
+
+int32_t cs_process_id(void);
+uint32_t cs_user_id(void);
+/// Seconds since 1970 from a cheap clock of scheduler-tick resolution (Linux CLOCK_REALTIME_COARSE; Apple
+/// platforms have no coarse realtime clock and use CLOCK_REALTIME).
+double cs_coarse_now(void);
+/// Sleeps for `microseconds`.
+void cs_sleep_microseconds(uint32_t microseconds);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
