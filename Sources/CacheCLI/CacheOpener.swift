@@ -33,7 +33,16 @@ enum CacheOpener {
         do {
             let cache = try DownloadCache(configuration: configuration)
             OpenedCaches.register(cache)
+            // Fetching commands work without a cache they cannot open (the client logs why); inspection and
+            // maintenance commands have nothing to work on, so they report it.
+            if !create, !cache.isCacheAvailable {
+                let reason = cache.store.readOnlyReason ?? "unavailable"
+                throw CommandFailure("storage error: cannot open cache '\(location.directory.path)' namespace "
+                    + "'\(location.namespace)': \(ErrorText.clean(reason))")
+            }
             return cache
+        } catch let failure as CommandFailure {
+            throw failure
         } catch {
             throw CommandFailure("storage error: cannot open cache '\(location.directory.path)' namespace "
                 + "'\(location.namespace)': \(ErrorText.describe(error))")

@@ -177,6 +177,24 @@ struct BlobFiles: Sendable {
         return info.size
     }
 
+    /// Makes the store's own files owner-only: creates `index.sqlite` with 0600 before SQLite opens it (SQLite
+    /// gives its `-wal` and `-shm` files the database file's mode), and tightens an existing index, WAL, shared
+    /// memory, lock or generation file others may read to 0600, noting each in `notes`.
+    func makeFilesOwnerOnly(notes: inout OpenNotes) {
+        let created = cs_open_file_at(handles.root, "index.sqlite", CS_OPEN_READ_WRITE, CS_OPEN_CREATE, 0o600)
+        if created >= 0 { _ = cs_close(created) }
+        for name in Self.indexFiles + ["lock", "generation"] {
+            guard let info = Self.info(handles.root, name), info.isRegular, info.permissions & 0o077 != 0,
+                  info.owner == cs_user_id() else { continue }
+            let fd = cs_open_file_at(handles.root, name, CS_OPEN_READ, CS_OPEN_EXISTING, 0)
+            guard fd >= 0 else { continue }
+            if cs_set_permissions(fd, 0o600) == 0 {
+                notes.warnings.append("\(root.path)/\(name) had mode \(String(info.permissions, radix: 8)); tightened to 600")
+            }
+            _ = cs_close(fd)
+        }
+    }
+
     /// Refuses a namespace whose index files are symbolic links or not regular files (SQLite opens them by path).
     /// - Throws: `.unsafeFile` naming the file.
     func checkIndexFiles() throws(CacheStoreError) {

@@ -70,6 +70,7 @@ extension CacheStore {
             files.removeSession(sessionMarker)
         }
         Self.releaseLock(lockFD)
+        generation.detach()
         return true
     }
 

@@ -89,6 +89,7 @@ extension CacheStore {
         if !files.isWritable() {
             return try openReadOnly(files, configuration, reason: "\(files.root.path) is not writable", log: log)
         }
+        files.makeFilesOwnerOnly(notes: &notes)
         do {
             return try openWritable(files, configuration, log: log)
         } catch {

@@ -19,7 +19,8 @@ import Synchronization
 final class SharedGeneration: @unchecked Sendable {
     private let fd: Int32
     private let address: UnsafeMutableRawPointer?
-    private let guardSlot: Int32
+    /// The system layer's guard slot; -1 once detached (the slot is then free for another mapping).
+    private let guardSlot: Atomic<Int32>
     private let counter: UnsafeMutablePointer<Atomic<UInt64>>?
     /// Counts up when the mapping was lost, so every `current` differs from the last.
     private let lostTicks = Atomic<UInt64>(1 << 63)
@@ -49,7 +50,7 @@ final class SharedGeneration: @unchecked Sendable {
         }
         self.fd = fd
         self.address = mapped
-        self.guardSlot = slot
+        self.guardSlot = Atomic(slot)
         // The file's 8 bytes (zero when new) are the atomic's storage; nothing is initialised here. A read-only
         // mapping is only ever loaded from (`bump` is never called on a read-only store).
         self.counter = mapped?.bindMemory(to: Atomic<UInt64>.self, capacity: 1)
@@ -57,7 +58,7 @@ final class SharedGeneration: @unchecked Sendable {
 
     deinit {
         if let address {
-            cs_unguard_mapping(guardSlot)
+            detach()
             _ = cs_unmap(address, 8)
         }
         if fd >= 0 { _ = cs_close(fd) }
@@ -68,7 +69,8 @@ final class SharedGeneration: @unchecked Sendable {
 
     /// True once the file was truncated under the mapping (see the type's comment).
     var isLost: Bool {
-        address != nil && cs_mapping_lost(guardSlot) != 0
+        let slot = guardSlot.load(ordering: .relaxed)
+        return slot >= 0 && cs_mapping_lost(slot) != 0
     }
 
     /// The current value (0 when the counter is inert; a new value on every call once it is lost).
@@ -83,6 +85,15 @@ final class SharedGeneration: @unchecked Sendable {
     private func lostValue() -> UInt64 {
         if !reportedLoss.exchange(true, ordering: .relaxed) { onLoss() }
         return lostTicks.wrappingAdd(1, ordering: .relaxed).newValue
+    }
+
+    /// Stops sharing (the store closed): the mapping becomes private memory at the same address, so a thread still
+    /// loading from it is safe, and the guard slot and the file are released. Calling it twice does nothing.
+    func detach() {
+        let slot = guardSlot.exchange(-1, ordering: .acquiringAndReleasing)
+        guard slot >= 0, let address else { return }
+        _ = cs_detach_mapping(address, 8)
+        cs_unguard_mapping(slot)
     }
 
     /// Increments the counter atomically; `body` gets the values before and after (the store updates its memory

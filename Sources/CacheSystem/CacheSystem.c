@@ -365,7 +365,7 @@ void *cs_map_shared(int fd, size_t length, int writable) {
 
 int cs_unmap(void *address, size_t length) { return munmap(address, length); }
 
-#define CS_GUARD_SLOTS 64
+#define CS_GUARD_SLOTS 1024
 static _Atomic(uintptr_t) guarded_pages[CS_GUARD_SLOTS];
 static _Atomic(int) guarded_lost[CS_GUARD_SLOTS];
 static struct sigaction previous_sigbus;
@@ -440,6 +440,11 @@ int cs_guard_mapping(void *address) {
 
 void cs_unguard_mapping(int slot) {
     if (slot >= 0 && slot < CS_GUARD_SLOTS) atomic_store(&guarded_pages[slot], 0);
+}
+
+int cs_detach_mapping(void *address, size_t length) {
+    void *replaced = mmap(address, length, PROT_READ | PROT_WRITE, MAP_FIXED | MAP_PRIVATE | MAP_ANON, -1, 0);
+    return replaced == MAP_FAILED ? -1 : 0;
 }
 
 int cs_mapping_lost(int slot) {

@@ -100,9 +100,18 @@ import DownloadCache
         let cli = try CLIHarness()
         defer { cli.cleanUp() }
         try Data("x".utf8).write(to: cli.directory.appendingPathComponent("file"))
-        let run = await cli.run(["get", "--cache-dir", "file/sub", "http://127.0.0.1:1/x"])
+        // `get` works without a cache it cannot open (here the network fails); `ls` reports the store error.
+        let get = await cli.run(["get", "--cache-dir", "file/sub", "http://127.0.0.1:1/x"])
+        #expect(get.code == 1)
+        #expect(get.err.hasPrefix("Error: network error: "), "\(get.err)")
+        #expect(!get.err.contains("CacheStoreError") && get.err.filter { $0 == "\n" }.count == 1)
+        try FileManager.default.createDirectory(at: cli.directory.appendingPathComponent("c/default"),
+                                                withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(at: cli.directory.appendingPathComponent("c/default/blobs"),
+                                                   withDestinationURL: cli.directory)
+        let run = await cli.run(["ls", "--cache-dir", "c"])
         #expect(run.code == 1)
-        #expect(run.err.hasPrefix("Error: storage error: cannot open cache '"))
+        #expect(run.err.hasPrefix("Error: storage error: cannot open cache '"), "\(run.err)")
         #expect(!run.err.contains("CacheStoreError") && !run.err.contains("Error Domain"))
         #expect(run.err.filter { $0 == "\n" }.count == 1)
     }

@@ -163,6 +163,9 @@ int cs_unmap(void *address, size_t length);
 int cs_guard_mapping(void *address);
 /// Stops guarding the mapping of `slot` (before unmapping it).
 void cs_unguard_mapping(int slot);
+/// Replaces the mapping at `address` with private zero memory in one step (the address stays valid, the file is no
+/// longer mapped), for an owner that stops using the file while other threads may still load from the address.
+int cs_detach_mapping(void *address, size_t length);
 /// 1 when the guarded mapping of `slot` was replaced by a private page because its file shrank (one atomic load).
 int cs_mapping_lost(int slot);
 
