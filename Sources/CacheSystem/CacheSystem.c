@@ -365,9 +365,16 @@ void *cs_map_shared(int fd, size_t length, int writable) {
 
 int cs_unmap(void *address, size_t length) { return munmap(address, length); }
 
-#define CS_GUARD_SLOTS 1024
-static _Atomic(uintptr_t) guarded_pages[CS_GUARD_SLOTS];
-static _Atomic(int) guarded_lost[CS_GUARD_SLOTS];
+// Guarded pages live in blocks of slots chained by an atomic pointer: a block is allocated (outside any signal
+// handler) when all slots are taken and never freed, so the handler only reads memory that stays valid. A slot
+// number is block index * CS_GUARD_BLOCK + position.
+#define CS_GUARD_BLOCK 256
+struct guard_block {
+    _Atomic(uintptr_t) pages[CS_GUARD_BLOCK];
+    _Atomic(int) lost[CS_GUARD_BLOCK];
+    _Atomic(struct guard_block *) next;
+};
+static struct guard_block first_block;
 static struct sigaction previous_sigbus;
 static _Atomic(int) guard_installed;
 static uintptr_t page_size;
@@ -375,13 +382,14 @@ static uintptr_t page_size;
 static void sigbus_handler(int signal_number, siginfo_t *info, void *context) {
     int saved = errno;
     uintptr_t page = (uintptr_t)info->si_addr & ~(page_size - 1);
-    for (int i = 0; i < CS_GUARD_SLOTS; i++) {
-        if (page != 0 && atomic_load(&guarded_pages[i]) == page) {
+    for (struct guard_block *block = &first_block; page != 0 && block != NULL; block = atomic_load(&block->next)) {
+        for (int i = 0; i < CS_GUARD_BLOCK; i++) {
+            if (atomic_load(&block->pages[i]) != page) continue;
             // The file under this mapping shrank: put a private zero page in its place and let the access retry.
             void *replaced = mmap((void *)page, page_size, PROT_READ | PROT_WRITE,
                                   MAP_FIXED | MAP_PRIVATE | MAP_ANON, -1, 0);
             if (replaced != MAP_FAILED) {
-                atomic_store(&guarded_lost[i], 1);
+                atomic_store(&block->lost[i], 1);
                 errno = saved;
                 return;
             }
@@ -415,7 +423,7 @@ static int install_guard(void) {
     struct sigaction action;
     memset(&action, 0, sizeof action);
     action.sa_sigaction = sigbus_handler;
-    action.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+    action.sa_flags = SA_SIGINFO | SA_ONSTACK;
     sigemptyset(&action.sa_mask);
     if (sigaction(SIGBUS, &action, &previous_sigbus) != 0) {
         atomic_store(&guard_installed, 0);
@@ -426,20 +434,48 @@ static int install_guard(void) {
 }
 
 int cs_guard_mapping(void *address) {
-    if (install_guard() != 0) return -1;
-    for (int i = 0; i < CS_GUARD_SLOTS; i++) {
-        uintptr_t expected = 0;
-        if (atomic_compare_exchange_strong(&guarded_pages[i], &expected, (uintptr_t)address)) {
-            atomic_store(&guarded_lost[i], 0);  // the mapping is not used before this returns
-            return i;
+    if (address == NULL || install_guard() != 0) return -1;
+    int base = 0;
+    for (struct guard_block *block = &first_block; block != NULL; base += CS_GUARD_BLOCK) {
+        for (int i = 0; i < CS_GUARD_BLOCK; i++) {
+            uintptr_t expected = 0;
+            if (atomic_compare_exchange_strong(&block->pages[i], &expected, (uintptr_t)address)) {
+                atomic_store(&block->lost[i], 0);  // the mapping is not used before this returns
+                return base + i;
+            }
         }
+        struct guard_block *next = atomic_load(&block->next);
+        if (next == NULL) {
+            struct guard_block *fresh = calloc(1, sizeof *fresh);
+            if (fresh == NULL) {
+                errno = ENOMEM;
+                return -1;
+            }
+            struct guard_block *none = NULL;
+            if (atomic_compare_exchange_strong(&block->next, &none, fresh)) next = fresh;
+            else {
+                free(fresh);
+                next = none;
+            }
+        }
+        block = next;
     }
     errno = ENOMEM;
     return -1;
 }
 
+static struct guard_block *block_of(int slot, int *position) {
+    if (slot < 0) return NULL;
+    struct guard_block *block = &first_block;
+    for (int n = slot / CS_GUARD_BLOCK; n > 0 && block != NULL; n--) block = atomic_load(&block->next);
+    *position = slot % CS_GUARD_BLOCK;
+    return block;
+}
+
 void cs_unguard_mapping(int slot) {
-    if (slot >= 0 && slot < CS_GUARD_SLOTS) atomic_store(&guarded_pages[slot], 0);
+    int position = 0;
+    struct guard_block *block = block_of(slot, &position);
+    if (block != NULL) atomic_store(&block->pages[position], 0);
 }
 
 int cs_detach_mapping(void *address, size_t length) {
@@ -448,8 +484,10 @@ int cs_detach_mapping(void *address, size_t length) {
 }
 
 int cs_mapping_lost(int slot) {
-    if (slot < 0 || slot >= CS_GUARD_SLOTS) return 1;
-    return atomic_load_explicit(&guarded_lost[slot], memory_order_acquire);
+    if (slot >= 0 && slot < CS_GUARD_BLOCK) return atomic_load_explicit(&first_block.lost[slot], memory_order_acquire);
+    int position = 0;
+    struct guard_block *block = block_of(slot, &position);
+    return block == NULL ? 1 : atomic_load_explicit(&block->lost[position], memory_order_acquire);
 }
 
 // MARK: Private temporary directories
