@@ -62,6 +62,9 @@ extension DownloadCache {
     func serve(_ candidate: StoredCandidate, request: CacheRequest, source: ResponseSource, reason: String,
                options: RequestOptions, now: Date) -> CachedResponse? {
         var stored = candidate.metadata.stored
+        if RFC9111.answersNotModified(request: request, stored: stored) {
+            return notModified(candidate, request: request, source: source, reason: reason, now: now, options: options)
+        }
         let size = candidate.info.bodySize
         let body: ResponseBody
         var blobURL: URL?
@@ -91,6 +94,22 @@ extension DownloadCache {
                               headers: RFC9111.responseHeadersForServing(stored, now: now),
                               body: body, bodySize: size, source: source, age: age, isFresh: fresh,
                               reason: reason, storedBodyURL: blobURL)
+    }
+
+    /// The 304 Not Modified the cache answers itself when the client's own `If-None-Match` / `If-Modified-Since`
+    /// match the stored response (RFC 9111 §4.3.2): no body, the RFC 9110 §15.4.5 fields.
+    private func notModified(_ candidate: StoredCandidate, request: CacheRequest, source: ResponseSource,
+                             reason: String, now: Date, options: RequestOptions) -> CachedResponse {
+        var stored = candidate.metadata.stored
+        if source == .cache || source == .revalidated {
+            renewIfSliding(&stored, candidate: candidate, options: options, now: now)
+        }
+        let (age, fresh) = freshness(of: stored, now: now, options: options)
+        return CachedResponse(url: request.url, status: 304, statusText: "Not Modified",
+                              headers: RFC9111.notModifiedHeaders(stored, now: now, revalidated: source == .revalidated),
+                              body: .data(Data()), bodySize: 0, source: source, age: age, isFresh: fresh,
+                              reason: reason + "; the client's own precondition matches: 304 Not Modified (RFC 9111 §4.3.2)",
+                              storedBodyURL: nil)
     }
 
     /// Sliding expiry: moves `overrideExpiry` to now + the sliding lifetime and persists it.
