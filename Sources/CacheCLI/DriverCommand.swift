@@ -46,7 +46,7 @@ public enum DriverCommand: Command {
     static let defaultMaxConnections = 64
 
     /// `--cache-dir`, `--namespace`, `--mode`, `--max-connections`, `--max-in-flight`, `--inline-body-limit`,
-    /// `--no-stale-when-disconnected`.
+    /// `--no-stale-when-disconnected`, `--targeted-field`.
     public static var options: [OptionSpec] {
         CommonOptions.location + [
             OptionSpec("mode", .value("private|shared"),
@@ -59,6 +59,7 @@ public enum DriverCommand: Command {
                        help: "Bodies larger than this are answered with \"bodyFile\" (default: \(DriverSessionOptions.defaultInlineBodyLimit))."),
             OptionSpec("no-stale-when-disconnected",
                        help: "Answer an unreachable origin with an error instead of a stale copy (RFC 9111 4.2.4, on by default)."),
+            TargetedFieldOption.spec,
         ]
     }
 
@@ -107,8 +108,10 @@ public enum DriverCommand: Command {
         sessionOptions.inlineBodyLimit = Int64(try parsed.integer("inline-body-limit", in: 0...Int(Int32.max))
                                                ?? Int(sessionOptions.inlineBodyLimit))
         let noStale = parsed.flag("no-stale-when-disconnected")
+        let targets = try TargetedFieldOption.targets(parsed)
         let cache = try openCache(location, mode: mode, maxConnections: maxConnections, console: context.console) {
             $0.servesStaleWhenDisconnected = !noStale
+            $0.targetedFields = targets
         }
         let session = DriverSession(cache: cache, options: sessionOptions, write: context.console.writeOut)
         let limit = DriverInFlightLimit(slots: sessionOptions.maxInFlight)

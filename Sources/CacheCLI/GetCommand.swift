@@ -37,6 +37,7 @@ public enum GetCommand: Command {
             OptionSpec("fallback-to-cache", help: "Serve the stored response if the origin cannot be reached or answers 5xx."),
             OptionSpec("no-stale-when-disconnected",
                        help: "Report an unreachable origin instead of serving a stale copy (RFC 9111 4.2.4, on by default)."),
+            TargetedFieldOption.spec,
             OptionSpec("ignore-cache-control", help: "Ignore the server's Cache-Control, Pragma and Expires."),
             OptionSpec("session", help: "Store as a session entry: for the CLI, this process only (below)."),
             OptionSpec("no-store", help: "Do not write the response to the cache."),
@@ -104,8 +105,10 @@ public enum GetCommand: Command {
         let bodyToStdout = outputOption == "-"
         let output = outputOption.flatMap { $0 == "-" ? nil : context.environment.fileURL(for: $0) }
         let noStale = parsed.flag("no-stale-when-disconnected")
+        let targets = try TargetedFieldOption.targets(parsed)
         let cache = try CacheOpener.open(parsed, context: context, create: true) { configuration in
             configuration.servesStaleWhenDisconnected = !noStale
+            configuration.targetedFields = targets
         }
         let response: CachedResponse
         do {

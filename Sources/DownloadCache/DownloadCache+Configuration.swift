@@ -40,6 +40,15 @@ extension DownloadCache {
         /// `fallbackToCacheIfLoadFails`), never where must-revalidate, no-cache, or in shared mode proxy-revalidate
         /// / s-maxage forbid it. Default `true`; `false` reports the network error instead.
         public var servesStaleWhenDisconnected: Bool = true
+        /// Targeted cache-control fields (RFC 9213) this cache obeys, in priority order: the first one present with
+        /// a valid, non-empty Structured Field Dictionary replaces `Cache-Control` and `Expires` for storage and
+        /// freshness; it is forwarded unchanged. `nil` (the default) = `["CDN-Cache-Control"]` in shared mode, none
+        /// in private mode; `[]` = none.
+        public var targetedFields: [String]?
+        /// The target list in effect: ``targetedFields``, or the mode's default when it is `nil`.
+        public var effectiveTargetedFields: [String] {
+            targetedFields ?? (mode == .shared ? ["CDN-Cache-Control"] : [])
+        }
         /// Redirect hops followed before failing with `.tooManyRedirects`. Default 10.
         public var maxRedirects: Int = 10
         /// Seconds a store write (storing a response, freshening, pinning ...) waits while another process holds
@@ -93,7 +102,8 @@ extension DownloadCache {
                               ignoreServerCacheControl: options.ignoreServerCacheControl,
                               lifetimeOverride: options.expiresIn,
                               fallbackToCacheIfLoadFails: options.fallbackToCacheIfLoadFails,
-                              servesStaleWhenDisconnected: servesStaleWhenDisconnected)
+                              servesStaleWhenDisconnected: servesStaleWhenDisconnected,
+                              targetedFields: effectiveTargetedFields)
         }
     }
 }

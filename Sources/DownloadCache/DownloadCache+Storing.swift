@@ -92,7 +92,8 @@ extension DownloadCache {
         }
         let storability = options.writeToCache
             ? RFC9111.storability(request: original, response: head, mode: configuration.mode,
-                                  ignoreServerCacheControl: options.ignoreServerCacheControl)
+                                  ignoreServerCacheControl: options.ignoreServerCacheControl,
+                                  targetedFields: configuration.effectiveTargetedFields)
             : .doNotStore(reason: "writing to the cache is off for this request")
         var note: String
         switch storability {

@@ -53,7 +53,8 @@ public final class DownloadURLCache: URLCache, @unchecked Sendable {
         }
         let response = CacheResponse(status: http.statusCode, headers: headers)
         let mode = cache.configuration.mode
-        guard RFC9111.storability(request: cacheRequest, response: response, mode: mode).isStorable,
+        guard RFC9111.storability(request: cacheRequest, response: response, mode: mode,
+                                  targetedFields: cache.configuration.effectiveTargetedFields).isStorable,
               let variant = RFC9111.secondaryKey(vary: headers, request: cacheRequest.headers) else { return }
         let now = cache.configuration.now()
         let stored = RFC9111.makeStoredResponse(request: cacheRequest, response: response, requestTime: now,

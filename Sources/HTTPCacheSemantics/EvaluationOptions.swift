@@ -53,6 +53,10 @@ public struct EvaluationOptions: Sendable, Hashable {
     /// past must-revalidate, no-cache, or proxy-revalidate / s-maxage in a shared cache, never when the request
     /// says `no-cache`. Default `true`.
     public var servesStaleWhenDisconnected: Bool
+    /// Targeted cache-control fields (RFC 9213), in priority order, e.g. `["CDN-Cache-Control"]`: the first one
+    /// present with a valid, non-empty value replaces `Cache-Control` and `Expires` for storage and freshness.
+    /// Empty (the default) = none.
+    public var targetedFields: [String]
     /// Fraction of (Date − Last-Modified) used as heuristic freshness lifetime (RFC 9111 §4.2.2); default 0.1.
     public var heuristicFraction: Double
     /// Upper bound in seconds of a heuristic freshness lifetime; default 604,800 (7 days).
@@ -66,6 +70,7 @@ public struct EvaluationOptions: Sendable, Hashable {
         lifetimeOverride: TimeInterval? = nil,
         fallbackToCacheIfLoadFails: Bool = false,
         servesStaleWhenDisconnected: Bool = true,
+        targetedFields: [String] = [],
         heuristicFraction: Double = 0.1,
         heuristicCap: TimeInterval = 86_400 * 7
     ) {
@@ -75,6 +80,7 @@ public struct EvaluationOptions: Sendable, Hashable {
         self.lifetimeOverride = lifetimeOverride
         self.fallbackToCacheIfLoadFails = fallbackToCacheIfLoadFails
         self.servesStaleWhenDisconnected = servesStaleWhenDisconnected
+        self.targetedFields = targetedFields
         self.heuristicFraction = heuristicFraction
         self.heuristicCap = heuristicCap
     }

@@ -10,7 +10,7 @@ extension RFC9111 {
         let mode: CacheMode
 
         init(stored: StoredResponse, request: CacheRequest, now: Date, options: EvaluationOptions, requestCC: CacheControl? = nil) {
-            let parsed = ParsedResponse(stored.response.headers)
+            let parsed = ParsedResponse(stored.response.headers, targets: options.targetedFields)
             response = options.ignoreServerCacheControl ? CacheControl() : parsed.cacheControl
             self.request = requestCC ?? CacheControl.request(request.headers)
             lifetime = RFC9111.lifetime(stored, options: options, parsed: parsed)

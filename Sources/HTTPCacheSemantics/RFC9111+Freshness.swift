@@ -10,11 +10,13 @@ extension RFC9111 {
     /// The response fields freshness and age depend on, parsed once per decision.
     struct ParsedResponse {
         let cacheControl: CacheControl
+        /// Whether `cacheControl` came from a targeted field (RFC 9213): `Expires` is then ignored.
+        let targeted: Bool
         let date: Date?
         let age: Int?
 
-        init(_ headers: HTTPHeaders) {
-            cacheControl = CacheControl.response(headers)
+        init(_ headers: HTTPHeaders, targets: [String] = []) {
+            (cacheControl, targeted) = RFC9111.responseDirectives(headers, targets: targets)
             date = HeaderSyntax.firstDate(headers, "Date")
             age = HeaderSyntax.age(headers)
         }
@@ -25,10 +27,11 @@ extension RFC9111 {
     /// Order: the caller's ``StoredResponse/overrideExpiry`` (or a pending sliding expiry), then
     /// ``EvaluationOptions/lifetimeOverride`` — both counted from `response_time`, so the server's `Age` does not
     /// shorten them; then (unless ``EvaluationOptions/ignoreServerCacheControl``) `s-maxage` in shared mode,
-    /// `max-age`, `Expires − Date` (an invalid or repeated, differing `Expires` means 0: already stale; no
+    /// `max-age` (from the first valid targeted field of ``EvaluationOptions/targetedFields`` instead of
+    /// `Cache-Control` and `Expires` when there is one, RFC 9213 §2.1), `Expires − Date` (an invalid or repeated, differing `Expires` means 0: already stale; no
     /// `Date` → `response_time`); finally the heuristic of §4.2.2 for heuristically cacheable statuses or `public`.
     public static func freshnessLifetime(_ stored: StoredResponse, options: EvaluationOptions) -> TimeInterval {
-        lifetime(stored, options: options, parsed: ParsedResponse(stored.response.headers)).seconds
+        lifetime(stored, options: options, parsed: ParsedResponse(stored.response.headers, targets: options.targetedFields)).seconds
     }
 
     static func lifetime(_ stored: StoredResponse, options: EvaluationOptions, parsed: ParsedResponse) -> Lifetime {
@@ -63,6 +66,7 @@ extension RFC9111 {
             return Lifetime(seconds: TimeInterval(s), source: "s-maxage=\(s)")
         }
         if let m = cc.maxAge { return Lifetime(seconds: TimeInterval(m), source: "max-age=\(m)") }
+        if parsed.targeted { return nil }  // RFC 9213 §2.1: Expires is ignored with a targeted field
         let expiresValues = headers.values(for: "Expires")
         guard let first = expiresValues.first else { return nil }
         if Set(expiresValues).count > 1 {
@@ -123,7 +127,7 @@ extension RFC9111 {
 
     /// Whether `stored` is fresh at `now` (RFC 9111 §4.2): freshness lifetime > current age.
     public static func isFresh(_ stored: StoredResponse, now: Date, options: EvaluationOptions) -> Bool {
-        let parsed = ParsedResponse(stored.response.headers)
+        let parsed = ParsedResponse(stored.response.headers, targets: options.targetedFields)
         return lifetime(stored, options: options, parsed: parsed).seconds > currentAge(stored, now: now, parsed: parsed)
     }
 }

@@ -15,11 +15,13 @@ extension RFC9111 {
     /// A `Set-Cookie` response may be stored in both modes: RFC 9111 §7.3 says Set-Cookie does not inhibit
     /// caching and leaves control to the origin's directives (`private`, `no-cache="Set-Cookie"`).
     ///
+    /// With `targetedFields` (RFC 9213) the first valid targeted field replaces `Cache-Control` and `Expires`.
     /// With `ignoreServerCacheControl` the server's `Cache-Control`, `Pragma` and `Expires` are not read: a
     /// GET/HEAD response with a heuristically cacheable status is stored (shared mode still refuses
     /// `Authorization`).
     public static func storability(
-        request: CacheRequest, response: CacheResponse, mode: CacheMode, ignoreServerCacheControl: Bool = false
+        request: CacheRequest, response: CacheResponse, mode: CacheMode, ignoreServerCacheControl: Bool = false,
+        targetedFields: [String] = []
     ) -> Storability {
         if let reason = basicRefusal(request: request, response: response) { return .doNotStore(reason: reason) }
         let status = response.status
@@ -36,12 +38,12 @@ extension RFC9111 {
             }
             return .store
         }
-        let cc = CacheControl.response(response.headers)
+        let (cc, targeted) = responseDirectives(response.headers, targets: targetedFields)
         let understood = understoodStatuses.contains(status)
         if let reason = directiveRefusal(cc, understood: understood, status: status, mode: mode, hasAuthorization: hasAuthorization) {
             return .doNotStore(reason: reason)
         }
-        let hasExpires = response.headers.contains("Expires")
+        let hasExpires = !targeted && response.headers.contains("Expires")
         let explicitFreshness = cc.maxAge != nil || hasExpires || (mode == .shared && cc.sMaxAge != nil)
         if !understood {
             return explicitFreshness ? .store

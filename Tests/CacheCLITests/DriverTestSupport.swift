@@ -62,7 +62,7 @@ final class DriverHarness: Sendable {
     private let serving: Task<Void, Never>
 
     init(mode: CacheMode = .private, options: DriverSessionOptions = DriverSessionOptions(),
-         inMemoryBodyLimit: Int? = nil) throws {
+         inMemoryBodyLimit: Int? = nil, configure: (inout DownloadCache.Configuration) -> Void = { _ in }) throws {
         origin = try OriginServer()
         // A whole second: Date survives the metadata's seconds-since-1970 round trip exactly, so a resident time
         // of 40 s reads 40, not 39.9999999 (floored to 39 in Age).
@@ -74,6 +74,7 @@ final class DriverHarness: Sendable {
         configuration.now = clock.now
         configuration.log = { _ in }
         if let inMemoryBodyLimit { configuration.inMemoryBodyLimit = inMemoryBodyLimit }
+        configure(&configuration)
         let cache = try DownloadCache(configuration: configuration)
         let session = DriverSession(cache: cache, options: options, write: capture.sink)
         self.session = session
@@ -139,8 +140,10 @@ final class DriverHarness: Sendable {
 
 /// Runs `body` with a fresh driver harness and always tears it down.
 func withDriver(mode: CacheMode = .private, options: DriverSessionOptions = DriverSessionOptions(),
-                inMemoryBodyLimit: Int? = nil, _ body: (DriverHarness) async throws -> Void) async throws {
-    let harness = try DriverHarness(mode: mode, options: options, inMemoryBodyLimit: inMemoryBodyLimit)
+                inMemoryBodyLimit: Int? = nil, configure: (inout DownloadCache.Configuration) -> Void = { _ in },
+                _ body: (DriverHarness) async throws -> Void) async throws {
+    let harness = try DriverHarness(mode: mode, options: options, inMemoryBodyLimit: inMemoryBodyLimit,
+                                    configure: configure)
     do {
         try await body(harness)
     } catch {

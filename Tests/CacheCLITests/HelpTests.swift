@@ -62,6 +62,8 @@ import Testing
       --fallback-to-cache     Serve the stored response if the origin cannot be reached or answers 5xx.
       --no-stale-when-disconnected
                               Report an unreachable origin instead of serving a stale copy (RFC 9111 4.2.4, on by default).
+      --targeted-field <name>
+                              Obey this field over Cache-Control (RFC 9213), repeatable; 'none': none (default: CDN-Cache-Control if shared).
       --ignore-cache-control  Ignore the server's Cache-Control, Pragma and Expires.
       --session               Store as a session entry: for the CLI, this process only (below).
       --no-store              Do not write the response to the cache.
