@@ -220,17 +220,41 @@ final class BenchOrigin: Sendable {
 
     /// Writes the document root (16 KB file, 2,000 × 1 KB files, a sparse 2 GiB file) and a config, runs nginx.
     private static func startNginx(_ binary: String) throws -> BenchOrigin {
+        try startNginx(binary, bigPath: "/big") { www in
+            try FileManager.default.createDirectory(at: www.appendingPathComponent("p"), withIntermediateDirectories: true)
+            try Data(repeating: 0x61, count: 16_384).write(to: www.appendingPathComponent("r16k"))
+            let small = Data(repeating: 0x62, count: 1_024)
+            for i in 0..<2_000 { try small.write(to: www.appendingPathComponent("p/\(i)")) }
+            try sparseFile(www.appendingPathComponent("big"), size: 2 << 30)
+        }
+    }
+
+    /// The installed nginx serving a document root that `populate` writes (every file `max-age=3600`).
+    /// - Throws: ``BenchError`` when nginx is not installed or does not start.
+    static func nginx(bigPath: String, populate: (URL) throws -> Void) throws -> BenchOrigin {
+        for candidate in ["/usr/sbin/nginx", "/usr/bin/nginx"] where FileManager.default.isExecutableFile(atPath: candidate) {
+            return try startNginx(candidate, bigPath: bigPath, populate: populate)
+        }
+        throw BenchError(description: "nginx is not installed (Scripts/bootstrap.sh installs it)")
+    }
+
+    /// The document root directory of an nginx origin (`nil` for origin.py).
+    var documentRoot: URL? { root?.appendingPathComponent("www") }
+
+    /// Creates a sparse file of `size` bytes (reads as zeros).
+    static func sparseFile(_ url: URL, size: UInt64) throws {
+        _ = FileManager.default.createFile(atPath: url.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: url)
+        try handle.truncate(atOffset: size)
+        try handle.close()
+    }
+
+    /// Writes the document root with `populate` and a config, runs nginx on a free port.
+    private static func startNginx(_ binary: String, bigPath: String, populate: (URL) throws -> Void) throws -> BenchOrigin {
         let root = try Bench.temporaryDirectory("nginx")
         let www = root.appendingPathComponent("www")
-        try FileManager.default.createDirectory(at: www.appendingPathComponent("p"), withIntermediateDirectories: true)
-        try Data(repeating: 0x61, count: 16_384).write(to: www.appendingPathComponent("r16k"))
-        let small = Data(repeating: 0x62, count: 1_024)
-        for i in 0..<2_000 { try small.write(to: www.appendingPathComponent("p/\(i)")) }
-        let big = www.appendingPathComponent("big")
-        FileManager.default.createFile(atPath: big.path, contents: nil)
-        let handle = try FileHandle(forWritingTo: big)
-        try handle.truncate(atOffset: 2 << 30)
-        try handle.close()
+        try FileManager.default.createDirectory(at: www, withIntermediateDirectories: true)
+        try populate(www)
         let port = try freePort()
         let config = """
         worker_processes 1;
@@ -264,7 +288,7 @@ final class BenchOrigin: Sendable {
         try process.run()
         for _ in 0..<200 {   // bounded: ≤ 2 s
             if canConnect(port) {
-                return BenchOrigin(name: "nginx", baseURL: "http://127.0.0.1:\(port)", bigPath: "/big",
+                return BenchOrigin(name: "nginx", baseURL: "http://127.0.0.1:\(port)", bigPath: bigPath,
                                    nginx: process, python: nil, root: root)
             }
             if !process.isRunning { break }

@@ -1,7 +1,7 @@
 import Foundation
 
 // dlcache-bench <suite> [--json]: runs one benchmark suite and prints ratios measured side by side.
-let usage = "usage: dlcache-bench <store|client|modelcache> [--json]"
+let usage = "usage: dlcache-bench <store|client|modelcache|driver> [--json]"
 let arguments = Array(CommandLine.arguments.dropFirst())
 let json = arguments.contains("--json")
 let suiteNames = arguments.filter { !$0.hasPrefix("-") }
@@ -20,6 +20,7 @@ do {
     case "store": results = try await StoreSuite.run()
     case "client": results = try await ClientSuite.run()
     case "modelcache": results = try await ModelCacheSuite.run()
+    case "driver": results = try await DriverSuite.run()
     default:
         FileHandle.standardError.write(Data("dlcache-bench: unknown suite '\(suite)'\n\(usage)\n".utf8))
         exit(64)
