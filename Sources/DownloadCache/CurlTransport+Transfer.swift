@@ -24,7 +24,9 @@ final class CurlTransfer: @unchecked Sendable {
     /// The continuation ``CurlTransport/send(_:bodyFile:progress:)`` waits on; resumed exactly once.
     var continuation: CheckedContinuation<Outcome, Never>?
 
-    private let fd: Int32
+    /// The body file's descriptor, opened on the first byte streamed to it (-1 until then): a body returned in
+    /// memory never creates the file, so a run of small responses creates and deletes no file per request.
+    private var fd: Int32 = -1
     private let bodyPath: String
     private let progress: (@Sendable (Int64, Int64?) -> Void)?
     private let smallBodyLimit: Int64
@@ -36,13 +38,12 @@ final class CurlTransfer: @unchecked Sendable {
     private var received: Int64 = 0
     private var writeError: String?
 
-    /// Creates the easy handle; `nil` when libcurl cannot allocate one (the caller closes `fd`).
-    init?(request: TransportRequest, fd: Int32, bodyPath: String, smallBodyLimit: Int64,
+    /// Creates the easy handle; `nil` when libcurl cannot allocate one.
+    init?(request: TransportRequest, bodyPath: String, smallBodyLimit: Int64,
           progress: (@Sendable (Int64, Int64?) -> Void)?) {
         guard let easy = curl_easy_init() else { return nil }
         self.request = request
         self.easy = easy
-        self.fd = fd
         self.bodyPath = bodyPath
         self.progress = progress
         self.smallBodyLimit = smallBodyLimit
@@ -102,6 +103,7 @@ final class CurlTransfer: @unchecked Sendable {
     /// Writes all of `bytes` to the body file (write(2) loop); records the failure and returns false.
     private func writeFully(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard let base = bytes.baseAddress else { return true }
+        guard fd >= 0 || openBodyFile() else { return false }
         var offset = 0
         while offset < bytes.count {
             let written = write(fd, base + offset, bytes.count - offset)
@@ -115,6 +117,16 @@ final class CurlTransfer: @unchecked Sendable {
                 return false
             }
             offset += written
+        }
+        return true
+    }
+
+    /// Creates (or truncates) the body file and keeps its descriptor; records the failure and returns false.
+    private func openBodyFile() -> Bool {
+        fd = open(bodyPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        if fd < 0 {
+            writeError = "cannot create body file \(bodyPath): \(String(cString: strerror(errno)))"
+            return false
         }
         return true
     }
@@ -137,7 +149,8 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     private func complete(_ outcome: Outcome) {
-        close(fd)
+        if fd >= 0 { close(fd) }
+        fd = -1
         curl_easy_cleanup(easy)
         if let headerList { curl_slist_free_all(headerList) }
         headerList = nil
@@ -200,6 +213,10 @@ final class CurlTransfer: @unchecked Sendable {
         if dlc_easy_getinfo_string(easy, CURLINFO_EFFECTIVE_URL, &effective) == CURLE_OK, let effective,
            let parsed = URL(string: String(cString: effective)) {
             url = parsed
+        }
+        // A body not held in memory is in the file, which exists even when the body is empty.
+        if memoryBody == nil && fd < 0 && !openBodyFile() {
+            return .failure(.other(writeError ?? "cannot create body file \(bodyPath)"))
         }
         return .success(TransportResponse(url: url, status: status, statusText: head.statusText,
                                           headers: head.headers, bodySize: received, inMemoryBody: memoryBody))

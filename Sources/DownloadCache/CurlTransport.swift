@@ -80,13 +80,10 @@ public final class CurlTransport: HTTPTransport, Sendable {
         if let bad = request.headers.first(where: { !Self.isValidField($0) }) {
             throw TransportError.other("invalid request header field '\(bad.name)'")
         }
-        let fd = open(bodyFile.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else {
-            throw TransportError.other("cannot create body file \(bodyFile.path): \(String(cString: strerror(errno)))")
-        }
-        guard let transfer = CurlTransfer(request: request, fd: fd, bodyPath: bodyFile.path,
+        // The body file is created when the first body byte is streamed to it (a small announced body is
+        // returned in memory and never creates it); it exists for every other successful response.
+        guard let transfer = CurlTransfer(request: request, bodyPath: bodyFile.path,
                                                 smallBodyLimit: smallBodyLimit, progress: progress) else {
-            close(fd)
             throw TransportError.other("curl_easy_init failed")
         }
         if let failure = configure(transfer) {

@@ -110,6 +110,7 @@ extension DownloadCache {
                     slidingLifetime: options.renewExpiryOnHit ? options.expiresIn : nil)
                 let metadata = StoredEntryMetadata(url: original.url.absoluteString, method: "GET",
                                                    statusText: received.statusText, stored: stored)
+                var directWriter: BodyWriter?
                 do {
                     if let data, data.count <= store.configuration.inlineThreshold {
                         // Small bodies go inline into the index: no blob file, no fsync.
@@ -119,10 +120,17 @@ extension DownloadCache {
                         return .success(networkResponse(received, original: original, body: .data(data),
                                                         reason: "\(reason); \(note)", blob: nil, timing: timing))
                     }
-                    if let data, received.inMemoryBody != nil {
-                        try data.write(to: sink.fileURL)   // a blob-sized body that arrived in memory
+                    let writer: BodyWriter
+                    if let data {
+                        // A blob-sized body held in memory is written once, through the store's writer: its
+                        // crc32 is computed while writing, and no second file, rename or re-read is needed.
+                        writer = try store.makeBodyWriter()
+                        directWriter = writer
+                        try writer.write(data)
+                        sink.discard()
+                    } else {
+                        writer = try sink.moveIntoStore(store)
                     }
-                    let writer = try sink.moveIntoStore(store)
                     try store.commit(writer, metadata: try metadata.encoded(), for: key,
                                      storageClass: options.storage, pinned: options.pin)
                     let blob = store.bodyFileURL(for: key)
@@ -141,6 +149,7 @@ extension DownloadCache {
                     return .failure(DownloadError(.storage, "stored body of \(key) vanished right after commit"))
                 } catch {
                     configuration.log("cannot store \(original.url.absoluteString): \(ErrorWords.describe(error))")
+                    directWriter?.abort()
                     sink.reclaim()
                     note = "not stored: storage error"
                 }

@@ -107,8 +107,8 @@ public enum TransportError: Error, Sendable, Hashable, CustomStringConvertible {
 /// A transport never caches, never decides anything about freshness, and reports a body shorter than its
 /// `Content-Length` as ``TransportError/truncated(expected:received:)``.
 public protocol HTTPTransport: Sendable {
-    /// Sends `request` and writes the response body to `bodyFile` (created or truncated first), or returns a
-    /// small body in ``TransportResponse/inMemoryBody`` instead.
+    /// Sends `request` and writes the response body to `bodyFile` (created or truncated), or returns a
+    /// small body in ``TransportResponse/inMemoryBody`` instead (then the file need not exist).
     ///
     /// - Parameters:
     ///   - request: what to send.
