@@ -69,11 +69,11 @@ public final class BodyWriter: Sendable {
         }
     }
 
-    /// Closes the file after an fsync and returns its size and crc32 — the running values when the file at
-    /// `path` is still the one written through `write(_:)`, else values computed by reading the file.
+    /// Closes the file (after an fsync when `sync`) and returns its size and crc32 — the running values when the
+    /// file at `path` is still the one written through `write(_:)`, else values computed by reading the file.
     /// Marks the writer finished (the caller now owns the file).
     /// - Throws: `CacheStoreError` from fsync/read, `.invalidArgument` when already finished.
-    func finish() throws(CacheStoreError) -> (size: Int64, crc: UInt32) {
+    func finish(sync: Bool) throws(CacheStoreError) -> (size: Int64, crc: UInt32) {
         try state.withLock { (state: inout State) throws(CacheStoreError) -> (size: Int64, crc: UInt32) in
             guard !state.finished else {
                 throw CacheStoreError(.invalidArgument, "body writer was already committed or aborted")
@@ -87,14 +87,14 @@ public final class BodyWriter: Sendable {
                 && current.size == state.bytesWritten
             let result: (size: Int64, crc: UInt32)
             if sameFile {
-                try BlobFiles.sync(state.fd, path: path)
+                if sync { try BlobFiles.sync(state.fd, path: path) }
                 result = (state.bytesWritten, state.crc)
             } else {
                 // A file the caller put there: opened without following a link, regular files only.
                 let fd = try BlobFiles.openForReading(files.handles.tmp, name, path: path)
                 defer { _ = cs_close(fd) }
                 result = try BlobFiles.sizeAndChecksum(fd: fd, path: path)
-                _ = cs_sync(fd)
+                if sync { _ = cs_sync(fd) }
             }
             if state.fd >= 0 { _ = cs_close(state.fd) }
             state.fd = -1

@@ -4,8 +4,9 @@ import CacheSystem
 extension CacheStore {
     /// Stores `body` and `metadata` under `key`, replacing any previous entry (which gets a new blob id).
     ///
-    /// Bodies up to `inlineThreshold` bytes go into the index; larger ones through `tmp/` → fsync → `rename(2)`
-    /// into `blobs/` → one index transaction. When the call returns, the entry survives a crash of the process.
+    /// Bodies up to `inlineThreshold` bytes go into the index; larger ones through `tmp/` → (fsync with
+    /// `Durability.powerLoss`) → `rename(2)` into `blobs/` → one index transaction. When the call returns, the
+    /// entry survives a crash of the process (and a power cut with `.powerLoss`; see ``Durability``).
     /// A write that takes the store over a limit triggers an LRU sweep.
     /// - Returns: the stored entry's information.
     /// - Throws: `CacheStoreError` — `.diskFull`, `.permissionDenied` (also: the store is read-only), `.io`,
@@ -29,7 +30,7 @@ extension CacheStore {
             do {
                 try BlobFiles.writeAll(fd, body, path: path)
                 try fault("tmp-written")
-                try BlobFiles.sync(fd, path: path)
+                if configuration.durability == .powerLoss { try BlobFiles.sync(fd, path: path) }
                 _ = cs_close(fd)
                 open = false
                 try fault("tmp-synced")
@@ -79,7 +80,7 @@ extension CacheStore {
             cleanUp { writer.abort() }
             throw error
         }
-        let (size, crc) = try writer.finish()
+        let (size, crc) = try writer.finish(sync: configuration.durability == .powerLoss)
         let now = configuration.currentTime()
         let info = EntryInfo(key: key, metadata: metadata, bodySize: size, checksum: crc,
                              storageClass: storageClass, isPinned: pinned, createdAt: now, lastAccessedAt: now)
@@ -110,7 +111,7 @@ extension CacheStore {
         return info
     }
 
-    /// Renames the synced temporary file `tmp/<name>` into `blobs/` under a new id and commits its row.
+    /// Renames the finished temporary file `tmp/<name>` into `blobs/` under a new id and commits its row.
     func commitFile(temporary name: String, info: EntryInfo, memoryEntry: StoredEntry?) throws(CacheStoreError) {
         let id = BlobFiles.newID()
         // Named in `blobs/` but not yet in the index: `verify(repair:)` must not take it for an orphan.
@@ -123,7 +124,7 @@ extension CacheStore {
             memory.remove(info.key)
             throw error
         }
-        files.syncBlobsDirectory()
+        if configuration.durability == .powerLoss { files.syncBlobsDirectory() }
         try commitRow(IndexRow(info: info, blobID: id, inlineBody: nil), newBlob: id, step: "blob-renamed",
                       memoryEntry: memoryEntry)
     }

@@ -67,6 +67,11 @@ extension DownloadCache {
             self.namespace = namespace
         }
 
+        /// What a stored response survives once stored: a killed process (default, no fsync per body), or also
+        /// a power cut (`.powerLoss`: each body file fsynced). Never a wrong byte either way (bodies are checked
+        /// against their crc32 before a process serves them first); see `CacheStore.Durability`.
+        public var durability: CacheStore.Durability = .processCrash
+
         /// The default cache root: `$DLCACHE_DIR`, else `$XDG_CACHE_HOME/dlcache`, else `~/.cache/dlcache`.
         public static func defaultDirectory() -> URL {
             let environment = ProcessInfo.processInfo.environment
@@ -90,6 +95,7 @@ extension DownloadCache {
             store.maxAge = maxAge
             store.now = now
             store.busyTimeout = max(0, storeBusyTimeout)
+            store.durability = durability
             // Storage problems go where the caller sends the client's own log lines (the CLI shows them only with -v).
             let log = log
             store.logger = { message in log("store: \(message)") }

@@ -1,0 +1,29 @@
+import CacheTestSupport
+import DownloadCache
+import Foundation
+import Testing
+
+/// Through the client: a stored body zeroed by an unclean shutdown (the default durability does not fsync
+/// bodies) is never served by the next process; it refetches from the origin and serves the right bytes.
+@Suite(.serialized) struct UncleanShutdownIntegrationTests {
+    @Test func aZeroedStoredBodyIsRefetchedNotServed() async throws {
+        try await withHarness({ $0.maxMemoryBytes = 0 }) { h in
+            try await h.origin.configure(path: "/doc", headers: [("Cache-Control", "max-age=600")], size: 100_000)
+            let first = try await h.get("/doc")
+            let expected = try first.data()
+            #expect(expected.count == 100_000)
+            let blob = try #require(h.storedVariants("/doc").first.flatMap { h.cache.store.bodyFileURL(for: $0.key) })
+            // The disk after a power cut: the blob's data never reached it.
+            let handle = try FileHandle(forWritingTo: blob)
+            try handle.write(contentsOf: Data(count: expected.count))
+            try handle.close()
+
+            let next = try h.reopen()
+            let response = try await next.response(for: CacheRequest(url: h.origin.url("/doc")))
+            #expect(response.source == .network)
+            #expect(try response.data() == expected)
+            #expect(try await h.hits("/doc").total == 2)
+            await next.close()
+        }
+    }
+}
