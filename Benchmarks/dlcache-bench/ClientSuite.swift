@@ -23,6 +23,7 @@ enum ClientSuite {
         results.append(try await streamPeakRSS(origin))
         results.append(try await cachedHitSpeedup(origin))
         results.append(try await prefetchCost(origin))
+        results.append(try await prefetchCostVsCurl(origin))
         results.append(try await coalescedRequests())
         return results
     }
@@ -128,6 +129,46 @@ enum ClientSuite {
         return BenchResult(name: "prefetch_cost_vs_urlsession_2000", value: cached / plain, baseline: 1.1, unit: "x",
                            detail: String(format: "prefetch %.2f s (default transport) vs plain URLSession %.2f s (2,000 × 1 KB, concurrency 6, %@, median of 3); over URLSessionTransport %.2f s = %.2fx",
                                           cached, plain, origin.name, overSession, overSession / plain))
+    }
+
+    // MARK: prefetch_cost_vs_curl_parallel_2000
+
+    /// Prefetching 2,000 1 KB resources into an empty cache (concurrency 6) ÷ `curl --parallel --parallel-max 6`
+    /// fetching the same list to files; median of 3, sides alternated.
+    static func prefetchCostVsCurl(_ origin: BenchOrigin) async throws -> BenchResult {
+        let count = 2_000, width = 6
+        var curlSamples: [Double] = [], cacheSamples: [Double] = []
+        for run in 0..<3 {
+            let curlURLs = (0..<count).map { origin.url("/p/\($0)?curl=\(run)").absoluteString }
+            let scratch = try Bench.temporaryDirectory("client-curl")
+            defer { try? FileManager.default.removeItem(at: scratch) }
+            var config = ""
+            for (i, url) in curlURLs.enumerated() { config += "url = \"\(url)\"\noutput = \"\(scratch.path)/\(i)\"\n" }
+            let configURL = scratch.appendingPathComponent("curl.config")
+            try config.write(to: configURL, atomically: true, encoding: .utf8)
+            let curl = Process()
+            curl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            curl.arguments = ["curl", "--parallel", "--parallel-max", "\(width)", "-s", "-f", "-K", configURL.path]
+            curl.standardOutput = FileHandle.nullDevice
+            curl.standardError = FileHandle.nullDevice
+            curlSamples.append(try await Bench.secondsAsync {
+                try curl.run()
+                curl.waitUntilExit()
+            })
+            guard curl.terminationStatus == 0 else { throw BenchError(description: "curl --parallel failed") }
+            let (cache, directory) = try makeCache("client-prefetch-curl")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let cacheURLs = (0..<count).map { origin.url("/p/\($0)?prefetch=\(run)") }
+            var report = PrefetchReport()
+            cacheSamples.append(await Bench.secondsAsync { report = await cache.prefetch(cacheURLs, concurrency: width) })
+            guard report.succeeded.count == count else {
+                throw BenchError(description: "prefetch: \(report.succeeded.count) ok, \(report.failed.count) failed")
+            }
+        }
+        let curl = curlSamples.sorted()[1], cached = cacheSamples.sorted()[1]
+        return BenchResult(name: "prefetch_cost_vs_curl_parallel_2000", value: cached / curl, baseline: 1.2, unit: "x",
+                           detail: String(format: "prefetch %.2f s vs curl --parallel --parallel-max %d %.2f s (2,000 × 1 KB to files, %@, median of 3)",
+                                          cached, width, curl, origin.name))
     }
 
     // MARK: coalesced_origin_requests_1000

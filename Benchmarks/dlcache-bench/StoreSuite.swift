@@ -136,7 +136,74 @@ enum StoreSuite {
         if wanted("disk") { results += try diskHits() }
         if wanted("urlcache") { results += try urlCacheDisk() }
         if wanted("inline") { results += try inlineCrossover() }
+        if wanted("writes") { results += try writes() }
         return results
+    }
+
+    // MARK: write_cost_vs_file_write_16k, concurrent_writes_cost_vs_sequential
+
+    /// Seconds to store `bodies` under distinct new keys in a fresh store, from `tasks` threads at once.
+    static func storeAll(_ bodies: [Data], tasks: Int, durability: CacheStore.Durability = .processCrash) throws -> Double {
+        let directory = try Bench.temporaryDirectory("store-writes")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var config = silentConfiguration(directory, memory: true)
+        config.durability = durability
+        let store = try CacheStore(configuration: config)
+        defer { store.close() }
+        let failures = Atomic<Int>(0)
+        let clock = ContinuousClock()
+        let start = clock.now
+        let per = (bodies.count + tasks - 1) / tasks
+        DispatchQueue.concurrentPerform(iterations: tasks) { task in
+            for i in (task * per)..<min(bodies.count, (task + 1) * per) {
+                do { try store.store(bodies[i], metadata: Data("m".utf8), for: StoreKey(primary: "w\(i)")) } catch {
+                    failures.add(1, ordering: .relaxed)
+                }
+            }
+        }
+        let seconds = Bench.seconds(clock.now - start)
+        guard failures.load(ordering: .relaxed) == 0 else { throw BenchError(description: "store writes failed") }
+        return seconds
+    }
+
+    /// Seconds to write each of `bodies` to a new file in a fresh directory: open, one `write`, `close`; no fsync.
+    static func writeFiles(_ bodies: [Data]) throws -> Double {
+        let directory = try Bench.temporaryDirectory("file-writes")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let clock = ContinuousClock()
+        let start = clock.now
+        for (i, body) in bodies.enumerated() {
+            let fd = open(directory.path + "/f\(i)", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            guard fd >= 0 else { throw BenchError(description: "cannot create a file") }
+            let written = body.withUnsafeBytes { raw in write(fd, raw.baseAddress, raw.count) }
+            close(fd)
+            guard written == body.count else { throw BenchError(description: "short write") }
+        }
+        return Bench.seconds(clock.now - start)
+    }
+
+    /// Storing 1,000 distinct 16 KB bodies vs writing 1,000 16 KB files, and 8 writers vs one (fresh directories
+    /// each round, sides alternated, fastest of 3 rounds each).
+    static func writes() throws -> [BenchResult] {
+        let bodies = (0..<1_000).map { body(16_384, $0) }
+        var store = Double.infinity, files = Double.infinity, concurrent = Double.infinity
+        var sequential = Double.infinity, powerLoss = Double.infinity
+        for _ in 0..<3 {
+            files = min(files, try writeFiles(bodies))
+            store = min(store, try storeAll(bodies, tasks: 1))
+            concurrent = min(concurrent, try storeAll(bodies, tasks: 8))
+        }
+        sequential = store
+        powerLoss = try storeAll(Array(bodies.prefix(200)), tasks: 1, durability: .powerLoss) * 5
+        return [
+            BenchResult(name: "write_cost_vs_file_write_16k", value: store / files, baseline: 2, unit: "x",
+                        detail: String(format: "1,000 distinct 16 KB bodies stored %.0f ms vs 1,000 files written (open, write, close; no fsync) %.0f ms; durability .powerLoss (fsync per body): ≈%.0f ms",
+                                       store * 1e3, files * 1e3, powerLoss * 1e3)),
+            BenchResult(name: "concurrent_writes_cost_vs_sequential", value: concurrent / sequential, baseline: 0.6,
+                        unit: "x",
+                        detail: String(format: "the same 1,000 stores from 8 threads at once %.0f ms vs one after another %.0f ms",
+                                       concurrent * 1e3, sequential * 1e3)),
+        ]
     }
 
     static func silentConfiguration(_ directory: URL, memory: Bool) -> CacheStore.Configuration {
