@@ -90,6 +90,7 @@ public final class DriverSession: Sendable {
             }
             await group.waitForAll()
         }
+        output.finish()
     }
 
     /// Removes the private body files the session's answers named (call when the session is over).
@@ -161,29 +162,76 @@ public final class DriverSession: Sendable {
     }
 }
 
-/// The driver's single output writer: one line at a time on its own serial queue, each written whole with its
-/// `\n`. A writer that blocks (a full pipe) blocks only that queue; the lines waiting for it keep their slots.
+/// The driver's single output writer: one line at a time, each written whole with its `\n`, by a dedicated
+/// thread (started with the first line, ended by ``finish()``), so a sink that blocks (a full pipe) blocks only
+/// that thread — never a Swift concurrency or dispatch worker thread; the lines waiting for it keep their slots.
 final class DriverOutput: Sendable {
+    private struct Pending {
+        var line: Data
+        var written: CheckedContinuation<Void, Never>?
+    }
+    private struct State {
+        var queue: [Pending] = []
+        var started = false
+        var finished = false
+        var count = 0
+    }
     private let write: @Sendable (Data) -> Void
-    private let written = Mutex<Int>(0)
-    private let queue = DispatchQueue(label: "dlcache-driver-stdout")
+    private let state = Mutex(State())
+    private let available = DispatchSemaphore(value: 0)
 
     init(write: @escaping @Sendable (Data) -> Void) {
         self.write = write
     }
 
     /// Lines written so far.
-    var count: Int { written.withLock { $0 } }
+    var count: Int { state.withLock { $0.count } }
 
     /// Writes `line` (newline included) as one call of the sink; returns once it is written.
     func writeLine(_ line: [UInt8]) async {
         let data = Data(line)
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            queue.async { [self] in
-                write(data)
-                written.withLock { $0 += 1 }
-                continuation.resume()
+            let start = state.withLock { state -> Bool in
+                state.queue.append(Pending(line: data, written: continuation))
+                defer { state.started = true }
+                return !state.started
+            }
+            if start { startThread() }
+            available.signal()
+        }
+    }
+
+    /// Ends the writer thread once every queued line is written (later lines start a new one).
+    func finish() {
+        let running = state.withLock { state -> Bool in
+            guard state.started else { return false }
+            state.finished = true
+            return true
+        }
+        if running { available.signal() }
+    }
+
+    private func startThread() {
+        let thread = Thread { [self] in
+            while true {
+                available.wait()
+                // Each line signals once and `finish()` once more, so the queue is empty only after every line
+                // queued before `finish()` was taken; then this thread ends (a later line starts a new one).
+                let next = state.withLock { state -> Pending? in
+                    if state.queue.isEmpty {
+                        state.started = false
+                        state.finished = false
+                        return nil
+                    }
+                    return state.queue.removeFirst()
+                }
+                guard let next else { return }
+                write(next.line)
+                state.withLock { $0.count += 1 }
+                next.written?.resume()
             }
         }
+        thread.name = "dlcache-driver-stdout"
+        thread.start()
     }
 }
