@@ -19,12 +19,15 @@ public enum DriverBody: Sendable, Equatable, ExpressibleByStringLiteral {
 ///
 /// Response: `{"body": "<text>", "headers": [["Name", "value"], ...], "id": <id>, "status": 200, "statusText": "OK"}`,
 /// plus `"bodyBase64": "<base64 of the exact bytes>"` when the body is not valid UTF-8 (then `body` is lossy text),
-/// or with `"bodyFile": "<path>"` instead of `body` (see ``DriverBody/file(path:)``).
+/// or with `"bodyFile": "<path>"` instead of `body` (see ``DriverBody/file(path:)``), plus
+/// `"interim": [{"headers": [...], "status": 103}, ...]` when 1xx interim responses preceded it.
 /// Error: `{"error": "<what failed>", "id": <id or null>}`. Keys are sorted; the line never contains a raw newline
 /// or any other raw control character (see ``JSONLineEncoder``).
 public enum DriverResponse: Sendable, Equatable {
     /// An HTTP response: status code, reason phrase, header fields in order (duplicates kept), and the body.
-    case response(id: DriverID, status: Int, statusText: String, headers: [[String]], body: DriverBody)
+    /// `interim`: the 1xx interim responses received before it (answered as `"interim"` only when not empty).
+    case response(id: DriverID, status: Int, statusText: String, headers: [[String]], body: DriverBody,
+                  interim: [InterimResponse] = [])
     /// No response could be produced (malformed line, connection refused with nothing usable cached ...).
     case error(id: DriverID?, message: String)
 
@@ -44,7 +47,7 @@ public enum DriverResponse: Sendable, Equatable {
     /// The answer for `response` to the request with `id`, with `body` as given.
     static func from(_ response: CachedResponse, id: DriverID, body: DriverBody) -> DriverResponse {
         .response(id: id, status: response.status, statusText: response.statusText,
-                  headers: forwardedHeaders(response.headers).pairs, body: body)
+                  headers: forwardedHeaders(response.headers).pairs, body: body, interim: response.interimResponses)
     }
 
     /// `headers` without hop-by-hop fields (RFC 9110 §7.6.1: `Connection`, `Keep-Alive`, `Transfer-Encoding` ...)
@@ -70,7 +73,7 @@ public enum DriverResponse: Sendable, Equatable {
         var json = JSONLineEncoder(capacity: 256)
         json.beginObject()
         switch self {
-        case .response(let id, let status, let statusText, let headers, let body):
+        case .response(let id, let status, let statusText, let headers, let body, let interim):
             switch body {
             case .bytes(let data):
                 data.withUnsafeBytes { raw in
@@ -86,15 +89,22 @@ public enum DriverResponse: Sendable, Equatable {
                 json.string(path)
             }
             json.key("headers")
-            json.beginArray()
-            for pair in headers {
-                json.beginArray()
-                for item in pair { json.string(item) }
-                json.endArray()
-            }
-            json.endArray()
+            json.headerPairs(headers)
             json.key("id")
             json.id(id)
+            if !interim.isEmpty {
+                json.key("interim")
+                json.beginArray()
+                for response in interim {
+                    json.beginObject()
+                    json.key("headers")
+                    json.headerPairs(response.headers.pairs)
+                    json.key("status")
+                    json.integer(response.status)
+                    json.endObject()
+                }
+                json.endArray()
+            }
             json.key("status")
             json.integer(status)
             json.key("statusText")
@@ -111,6 +121,17 @@ public enum DriverResponse: Sendable, Equatable {
 }
 
 extension JSONLineEncoder {
+    /// Writes header fields as `[["Name", "value"], ...]`.
+    mutating func headerPairs(_ pairs: [[String]]) {
+        beginArray()
+        for pair in pairs {
+            beginArray()
+            for item in pair { string(item) }
+            endArray()
+        }
+        endArray()
+    }
+
     /// Writes a request id as the JSON string or number it was read from.
     mutating func id(_ id: DriverID) {
         switch id {

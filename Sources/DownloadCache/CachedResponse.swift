@@ -54,6 +54,9 @@ public struct CachedResponse: Sendable {
     public var reason: String
     /// The store's blob file holding the body, when the body is stored file-backed; else `nil`.
     public var storedBodyURL: URL?
+    /// The 1xx interim responses (e.g. 103 Early Hints) the origin sent before this response, in order; empty for
+    /// a response served from the cache (interim responses are never stored, RFC 9111 §3) and on URLSession.
+    public var interimResponses: [InterimResponse] = []
 
     /// The seeds' `isCachedData` / ASI's `didUseCachedResponse`: `true` unless the body came from the network.
     public var isFromCache: Bool { source != .network }

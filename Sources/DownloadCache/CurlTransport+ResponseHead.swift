@@ -17,6 +17,9 @@ struct CurlResponseHead: Sendable {
     private(set) var fields: [HTTPHeaders.Field] = []
     /// Whether the blank line ending the last block arrived.
     private(set) var isComplete = false
+    /// The complete 1xx interim responses (RFC 9110 §15.2) received before the current block, in order; a final
+    /// response of an earlier hop clears them. Never merged into ``headers``.
+    private(set) var interim: [InterimResponse] = []
 
     /// The reason phrase to report: the received one; when none was sent (empty in HTTP/1.1, absent in HTTP/2),
     /// the standard text of a status RFC 9110 §15 defines, and an empty phrase for any other status (e.g. 299),
@@ -76,6 +79,15 @@ struct CurlResponseHead: Sendable {
 
     /// Starts a new block at `statusLine` ("HTTP/1.1 299 Whatever", "HTTP/2 200").
     private mutating func startBlock(statusLine: Substring) {
+        if let previous = status, isComplete {
+            if (100..<200).contains(previous) {
+                if interim.count < InterimResponse.maximumKept {
+                    interim.append(InterimResponse(status: previous, headers: HTTPHeaders(fields: fields)))
+                }
+            } else {
+                interim = []
+            }
+        }
         fields = []
         isComplete = false
         let parts = statusLine.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)

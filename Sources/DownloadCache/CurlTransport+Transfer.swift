@@ -218,8 +218,10 @@ final class CurlTransfer: @unchecked Sendable {
         if memoryBody == nil && fd < 0 && !openBodyFile() {
             return .failure(.other(writeError ?? "cannot create body file \(bodyPath)"))
         }
-        return .success(TransportResponse(url: url, status: status, statusText: head.statusText,
-                                          headers: head.headers, bodySize: received, inMemoryBody: memoryBody))
+        var response = TransportResponse(url: url, status: status, statusText: head.statusText,
+                                         headers: head.headers, bodySize: received, inMemoryBody: memoryBody)
+        response.interimResponses = head.interim
+        return .success(response)
     }
 }
 

@@ -181,9 +181,11 @@ extension DownloadCache {
             overrideExpiry: timing.options.expiresIn.map { timing.responseTime.addingTimeInterval($0) },
             slidingLifetime: nil)
         let (age, fresh) = freshness(of: stored, now: timing.responseTime, options: timing.options)
-        return CachedResponse(url: original.url, status: received.status, statusText: received.statusText,
-                              headers: received.headers, body: body, bodySize: received.bodySize, source: .network,
-                              age: age, isFresh: fresh, reason: reason, storedBodyURL: blob)
+        var response = CachedResponse(url: original.url, status: received.status, statusText: received.statusText,
+                                      headers: received.headers, body: body, bodySize: received.bodySize,
+                                      source: .network, age: age, isFresh: fresh, reason: reason, storedBodyURL: blob)
+        response.interimResponses = received.interimResponses
+        return response
     }
 
     /// Current age (§4.2.3) and freshness (§4.2) of `stored` at `now`; an unqualified response `no-cache`

@@ -29,6 +29,23 @@ public struct TransportRequest: Sendable, Hashable {
     }
 }
 
+/// A 1xx interim response (RFC 9110 §15.2) received before the final response: never stored, its fields never
+/// merged into the final response's (RFC 9111 §3: only final responses are cached).
+public struct InterimResponse: Sendable, Hashable {
+    /// At most this many interim responses are kept per exchange (later ones are dropped).
+    public static let maximumKept = 16
+    /// The status code, 100–199 (e.g. 103 Early Hints).
+    public var status: Int
+    /// Its header fields as received.
+    public var headers: HTTPHeaders
+
+    /// Creates an interim response value.
+    public init(status: Int, headers: HTTPHeaders) {
+        self.status = status
+        self.headers = headers
+    }
+}
+
 /// A complete response as the transport received it; the body is in the file the caller named.
 public struct TransportResponse: Sendable, Hashable {
     /// The URL that answered (the request URL unless the transport followed redirects).
@@ -48,6 +65,9 @@ public struct TransportResponse: Sendable, Hashable {
     /// The body in memory when the transport received it that way (small bodies); then the body file may be
     /// left empty. `nil` means the body is in the body file.
     public var inMemoryBody: Data?
+    /// The 1xx interim responses that preceded this one, in order (empty for most exchanges; URLSession does not
+    /// expose them).
+    public var interimResponses: [InterimResponse] = []
 
     /// Creates a response value (used by transports and by test fakes).
     public init(url: URL, status: Int, statusText: String? = nil, headers: HTTPHeaders, bodySize: Int64,

@@ -11,7 +11,9 @@ Control plane (same port):
                          "delay": 0.2, "truncate": true, "drop": true, "gzip": true,
                          "redirect": "/b", "echo_header": "Accept-Language", "no_content_length": false,
                          "chunk_delay": 0.01 (seconds slept after each 64 KiB chunk of a generated body),
-                         "reason": "Custom Reason" (the status line's reason phrase)}
+                         "reason": "Custom Reason" (the status line's reason phrase),
+                         "interim": [[103, [["Link", "</s.css>; rel=preload"]]], [102]] (1xx interim
+                         responses sent before the final one)}
                    (the config of a path replaces any earlier config of the same path)
   GET  /__hits     JSON {path: {"total": n, "conditional": n, "not_modified": n, "methods": {...}}}
   POST /__clock    JSON {"offset": seconds}: Date headers say real time + offset (follows a test's fixed clock)
@@ -284,6 +286,13 @@ class Handler(BaseHTTPRequestHandler):
             body = gzip.compress(raw)
             size = len(body)
 
+        for interim in config.get("interim") or []:
+            code = int(interim[0])
+            phrase = {100: "Continue", 102: "Processing", 103: "Early Hints"}.get(code, "Interim")
+            lines = ["HTTP/1.1 %d %s" % (code, phrase)]
+            lines += ["%s: %s" % (name, value) for name, value in (interim[1] if len(interim) > 1 else [])]
+            self.wfile.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+            self.wfile.flush()
         self.send_response(status, config.get("reason"))
         if config.get("redirect"):
             self.send_header("Location", config["redirect"])
