@@ -34,7 +34,7 @@ public enum DriverResponse: Sendable, Equatable {
     /// The answer for `response` to the request with `id`, its body inline (read from its file when needed).
     ///
     /// Header fields: hop-by-hop fields (RFC 9110 §7.6.1) and those named in `Connection` are dropped; everything
-    /// else is kept in order, duplicates included.
+    /// else is kept in order, duplicates included; this cache's `Cache-Status` member (RFC 9211) comes last.
     /// - Throws: ``DriverLineError`` when a file-backed body cannot be read (e.g. evicted meanwhile).
     public static func from(_ response: CachedResponse, id: DriverID) throws(DriverLineError) -> DriverResponse {
         let data: Data
@@ -47,7 +47,8 @@ public enum DriverResponse: Sendable, Equatable {
     /// The answer for `response` to the request with `id`, with `body` as given.
     static func from(_ response: CachedResponse, id: DriverID, body: DriverBody) -> DriverResponse {
         .response(id: id, status: response.status, statusText: response.statusText,
-                  headers: forwardedHeaders(response.headers).pairs, body: body, interim: response.interimResponses)
+                  headers: forwardedHeaders(response.headers).pairs + [["Cache-Status", response.cacheStatus.fieldValue]],
+                  body: body, interim: response.interimResponses)
     }
 
     /// `headers` without hop-by-hop fields (RFC 9110 §7.6.1: `Connection`, `Keep-Alive`, `Transfer-Encoding` ...)

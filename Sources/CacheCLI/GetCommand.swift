@@ -120,6 +120,7 @@ public enum GetCommand: Command {
         let failed = parsed.flag("fail") && response.status >= 400
         if parsed.flag("verbose") {
             context.console.err(ResponseDescription.summaryLine(response))
+            context.console.err("Cache-Status: \(response.cacheStatus.fieldValue)")
         }
         if parsed.flag("json") {
             var object = ResponseDescription.json(response)

@@ -21,7 +21,8 @@ enum ResponseDescription {
             + "status=\(response.status); \(TerminalText.escaped(response.reason))"
     }
 
-    /// The `--json` object: url, status, source, bytes, path, age, fresh, reason, headers (+ statusText, fromCache).
+    /// The `--json` object: url, status, source, bytes, path, age, fresh, reason, cacheStatus (RFC 9211 member),
+    /// headers (+ statusText, fromCache).
     static func json(_ response: CachedResponse) -> [String: Any] {
         [
             "url": response.url.absoluteString,
@@ -34,6 +35,7 @@ enum ResponseDescription {
             "age": JSONOutput.seconds(response.age),
             "fresh": response.isFresh,
             "reason": response.reason,
+            "cacheStatus": response.cacheStatus.fieldValue,
             "headers": response.headers.map { [$0.name, $0.value] },
         ]
     }

@@ -57,6 +57,10 @@ public struct CachedResponse: Sendable {
     /// The 1xx interim responses (e.g. 103 Early Hints) the origin sent before this response, in order; empty for
     /// a response served from the cache (interim responses are never stored, RFC 9111 §3) and on URLSession.
     public var interimResponses: [InterimResponse] = []
+    /// How the cache handled the request (RFC 9211 `Cache-Status`): hit, or why it was forwarded, the origin's
+    /// status, the remaining freshness, whether it was stored. Not part of ``headers``; `dlcache driver` and
+    /// `dlcache get -v` show it as a `Cache-Status` field.
+    public var cacheStatus: CacheStatus
 
     /// The seeds' `isCachedData` / ASI's `didUseCachedResponse`: `true` unless the body came from the network.
     public var isFromCache: Bool { source != .network }
@@ -75,6 +79,7 @@ public struct CachedResponse: Sendable {
         self.isFresh = isFresh
         self.reason = reason
         self.storedBodyURL = storedBodyURL
+        self.cacheStatus = CacheStatus(hit: source == .cache, forward: source == .cache ? nil : .miss)
     }
 
     /// The body's bytes, loading a file body into memory.

@@ -125,10 +125,12 @@ extension DownloadCache {
         let decision = RFC9111.errorDecision(stored: stored.metadata.stored, request: original, now: now,
                                              options: evaluation, status: status)
         guard decision.servesStored,
-              let stale = serve(stored, request: original, source: .stale,
+              var stale = serve(stored, request: original, source: .stale,
                                 reason: "\(decision.reason) (origin: \(error.detail))", options: options, now: now) else {
             return .failure(error)
         }
+        stale.cacheStatus.forwardStatus = status
+        stale.cacheStatus.detail = status == nil ? "served stale while disconnected" : "served stale after an error"
         return .success(stale)
     }
 

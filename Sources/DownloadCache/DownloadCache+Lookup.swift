@@ -89,11 +89,26 @@ extension DownloadCache {
                 configuration.log("cannot pin \(candidate.key): \(ErrorWords.describe(error))")
             }
         }
-        return CachedResponse(url: request.url, status: stored.response.status,
-                              statusText: candidate.metadata.statusText,
-                              headers: RFC9111.responseHeadersForServing(stored, now: now),
-                              body: body, bodySize: size, source: source, age: age, isFresh: fresh,
-                              reason: reason, storedBodyURL: blobURL)
+        var response = CachedResponse(url: request.url, status: stored.response.status,
+                                      statusText: candidate.metadata.statusText,
+                                      headers: RFC9111.responseHeadersForServing(stored, now: now),
+                                      body: body, bodySize: size, source: source, age: age, isFresh: fresh,
+                                      reason: reason, storedBodyURL: blobURL)
+        response.cacheStatus = servedCacheStatus(stored, source: source, age: age, options: options)
+        return response
+    }
+
+    /// Cache-Status (RFC 9211) of a response served from storage: a hit, a 304 revalidation (`fwd=stale`,
+    /// `fwd-status=304`, freshened so `stored`) or a stale fallback (`fwd=stale`, refined by the caller).
+    func servedCacheStatus(_ stored: StoredResponse, source: ResponseSource, age: TimeInterval,
+                           options: RequestOptions) -> CacheStatus {
+        let lifetime = RFC9111.freshnessLifetime(stored, options: configuration.evaluationOptions(options))
+        let ttl = CacheStatus.ttl(lifetime: lifetime, age: age)
+        switch source {
+        case .cache, .network: return CacheStatus(hit: true, ttl: ttl)
+        case .revalidated: return CacheStatus(hit: false, forward: .stale, forwardStatus: 304, ttl: ttl, stored: true)
+        case .stale: return CacheStatus(hit: false, forward: .stale, ttl: ttl, detail: "served stale")
+        }
     }
 
     /// The 304 Not Modified the cache answers itself when the client's own `If-None-Match` / `If-Modified-Since`
@@ -105,11 +120,13 @@ extension DownloadCache {
             renewIfSliding(&stored, candidate: candidate, options: options, now: now)
         }
         let (age, fresh) = freshness(of: stored, now: now, options: options)
-        return CachedResponse(url: request.url, status: 304, statusText: "Not Modified",
-                              headers: RFC9111.notModifiedHeaders(stored, now: now, revalidated: source == .revalidated),
-                              body: .data(Data()), bodySize: 0, source: source, age: age, isFresh: fresh,
-                              reason: reason + "; the client's own precondition matches: 304 Not Modified (RFC 9111 §4.3.2)",
-                              storedBodyURL: nil)
+        var response = CachedResponse(url: request.url, status: 304, statusText: "Not Modified",
+                                      headers: RFC9111.notModifiedHeaders(stored, now: now, revalidated: source == .revalidated),
+                                      body: .data(Data()), bodySize: 0, source: source, age: age, isFresh: fresh,
+                                      reason: reason + "; the client's own precondition matches: 304 Not Modified (RFC 9111 §4.3.2)",
+                                      storedBodyURL: nil)
+        response.cacheStatus = servedCacheStatus(stored, source: source, age: age, options: options)
+        return response
     }
 
     /// Sliding expiry: moves `overrideExpiry` to now + the sliding lifetime and persists it.

@@ -118,7 +118,7 @@ extension DownloadCache {
                                         storageClass: options.storage, pinned: options.pin)
                         sink.discard()
                         return .success(networkResponse(received, original: original, body: .data(data),
-                                                        reason: "\(reason); \(note)", blob: nil, timing: timing))
+                                                        reason: "\(reason); \(note)", blob: nil, timing: timing, stored: true))
                     }
                     let writer: BodyWriter
                     if let data {
@@ -136,15 +136,15 @@ extension DownloadCache {
                     let blob = store.bodyFileURL(for: key)
                     if let data {
                         return .success(networkResponse(received, original: original, body: .data(data),
-                                                        reason: "\(reason); \(note)", blob: blob, timing: timing))
+                                                        reason: "\(reason); \(note)", blob: blob, timing: timing, stored: true))
                     }
                     if let blob {
                         return .success(networkResponse(received, original: original, body: .file(blob),
-                                                        reason: "\(reason); \(note)", blob: blob, timing: timing))
+                                                        reason: "\(reason); \(note)", blob: blob, timing: timing, stored: true))
                     }
                     if let entry = store.entry(for: key) {
                         return .success(networkResponse(received, original: original, body: .data(entry.body),
-                                                        reason: "\(reason); \(note)", blob: nil, timing: timing))
+                                                        reason: "\(reason); \(note)", blob: nil, timing: timing, stored: true))
                     }
                     return .failure(DownloadError(.storage, "stored body of \(key) vanished right after commit"))
                 } catch {
@@ -173,7 +173,7 @@ extension DownloadCache {
     /// (RFC 9111 §4.2.3, from its `Age` header and the request/response times) and `isFresh` the freshness of
     /// the response as it would be stored (§4.2; unqualified `no-cache` (§5.2.2.4) counts as not fresh).
     func networkResponse(_ received: TransportResponse, original: CacheRequest, body: ResponseBody, reason: String,
-                         blob: URL?, timing: ExchangeTiming) -> CachedResponse {
+                         blob: URL?, timing: ExchangeTiming, stored isStored: Bool = false) -> CachedResponse {
         let stored = StoredResponse(
             response: CacheResponse(status: received.status, headers: received.headers),
             requestTime: timing.requestTime, responseTime: timing.responseTime,
@@ -185,6 +185,10 @@ extension DownloadCache {
                                       headers: received.headers, body: body, bodySize: received.bodySize,
                                       source: .network, age: age, isFresh: fresh, reason: reason, storedBodyURL: blob)
         response.interimResponses = received.interimResponses
+        let lifetime = RFC9111.freshnessLifetime(stored, options: configuration.evaluationOptions(timing.options))
+        response.cacheStatus = CacheStatus(hit: false, forward: .miss, forwardStatus: received.status,
+                                           ttl: isStored ? CacheStatus.ttl(lifetime: lifetime, age: age) : nil,
+                                           stored: isStored)
         return response
     }
 
@@ -245,11 +249,13 @@ extension DownloadCache {
             return nil
         }
         let (age, fresh) = freshness(of: stored, now: now, options: options)
-        return CachedResponse(url: request.url, status: stored.response.status,
-                              statusText: candidate.metadata.statusText,
-                              headers: RFC9111.responseHeadersForServing(stored, now: now), body: .data(Data()),
-                              bodySize: 0, source: .cache, age: age, isFresh: fresh,
-                              reason: "HEAD answered from the stored GET response: \(reason)")
+        var response = CachedResponse(url: request.url, status: stored.response.status,
+                                      statusText: candidate.metadata.statusText,
+                                      headers: RFC9111.responseHeadersForServing(stored, now: now), body: .data(Data()),
+                                      bodySize: 0, source: .cache, age: age, isFresh: fresh,
+                                      reason: "HEAD answered from the stored GET response: \(reason)")
+        response.cacheStatus = servedCacheStatus(stored, source: .cache, age: age, options: options)
+        return response
     }
 
     /// Unsafe methods (RFC 9111 §4.4): sent to the origin, never cached; a non-error answer invalidates the
@@ -285,7 +291,9 @@ extension DownloadCache {
         } else {
             throw DownloadError(.storage, "the response body could not be kept")
         }
-        return networkResponse(received, original: request, body: body,
-                               reason: "\(request.method) is not cacheable (RFC 9111 §4.4)", blob: nil, timing: timing)
+        var response = networkResponse(received, original: request, body: body,
+                                       reason: "\(request.method) is not cacheable (RFC 9111 §4.4)", blob: nil, timing: timing)
+        response.cacheStatus.forward = .method
+        return response
     }
 }

@@ -252,11 +252,14 @@ public final class DownloadCache: Sendable {
         if options.readFromCache, let hit = fastHit(request, options: options) {
             return hit
         }
+        let forward = forwardReason(request, options: options)
         let key = coalescingKey(request, options: options)
         let outcome = await coalescer.run(key: key) { [self] in
             await self.resolveGET(request, options: options)
         }
-        return try outcome.get()
+        var response = try outcome.get()
+        if !response.cacheStatus.hit { response.cacheStatus.forward = forward }
+        return response
     }
 
     /// The coalescing key: method, primary cache key, every request header, and the option fingerprint.
