@@ -154,16 +154,24 @@ extension CacheControl {
             let shown = argument.map { "\"\($0.text)\"" } ?? "no value"
             if invalidMeansZero {
                 problems.append("\(name) has invalid delta-seconds (\(shown)); treated as 0, i.e. stale (RFC 9111 §4.2.1)")
-                return merged(old, 0, name, keepLargest: keepLargest)
+                return merged(old, 0, name, keepLargest: keepLargest, differingMeansStale: true)
             }
             problems.append("\(name) has invalid delta-seconds (\(shown)); ignored")
             return old
         }
-        return merged(old, value, name, keepLargest: keepLargest)
+        return merged(old, value, name, keepLargest: keepLargest, differingMeansStale: invalidMeansZero)
     }
 
-    private mutating func merged(_ old: Int?, _ value: Int, _ name: String, keepLargest: Bool) -> Int {
+    /// A repeated directive's value. For `max-age` / `s-maxage` (`differingMeansStale`) differing values make the
+    /// response stale (0), RFC 9111 §4.2.1's "or the response should be considered stale", as for differing
+    /// `Expires` lines; for the others the most restrictive value wins.
+    private mutating func merged(_ old: Int?, _ value: Int, _ name: String, keepLargest: Bool,
+                                 differingMeansStale: Bool = false) -> Int {
         guard let old, old != value else { return value }
+        if differingMeansStale {
+            problems.append("\(name) given twice with different values (\(old) and \(value)); treated as 0, i.e. stale (RFC 9111 §4.2.1)")
+            return 0
+        }
         let chosen = keepLargest ? max(old, value) : min(old, value)
         problems.append("\(name) given twice (\(old) and \(value)); using the most restrictive, \(chosen)")
         return chosen

@@ -2,8 +2,9 @@ import Foundation
 
 /// Parsed `Cache-Control` directives of a request or a response (RFC 9111 §5.2, RFC 8246, RFC 5861).
 ///
-/// Names are case-insensitive; arguments may be tokens or quoted strings. Repeated directives (in one line or
-/// over several lines) keep the most restrictive value (smallest max-age, largest min-fresh …). Invalid
+/// Names are case-insensitive; arguments may be tokens or quoted strings. A repeated `max-age` or `s-maxage`
+/// with differing values (in one line or over several lines) means 0, i.e. stale (RFC 9111 §4.2.1); other
+/// repeated directives keep the most restrictive value (largest min-fresh, smallest max-stale …). Invalid
 /// arguments never throw: each becomes the RFC's defined meaning (an invalid `max-age` or `s-maxage` means
 /// "stale", §4.2.1) or is ignored, and a sentence is appended to ``problems``. Unknown directives are kept
 /// in ``extensions`` and otherwise ignored (§5.2.3). All durations are whole seconds.
