@@ -11,7 +11,8 @@ extension RFC9111 {
     /// `must-revalidate` or `s-maxage` (§3.5); `Vary: *` (can never be reused, §4.1); finally the response
     /// needs explicit cacheability (`public`, `private` in a private cache, `Expires`, `max-age`, `s-maxage` in
     /// a shared cache) or a heuristically cacheable status (§4.2.2). Statuses outside
-    /// ``understoodStatuses`` (e.g. 299, 999) need explicit freshness (`max-age`, `s-maxage`, `Expires`).
+    /// ``understoodStatuses`` (e.g. 299, 599, 999) need explicit freshness (`max-age`, `s-maxage`, `Expires`) or
+    /// `public` (then heuristic freshness applies, §4.2.2).
     /// A `Set-Cookie` response may be stored in both modes: RFC 9111 §7.3 says Set-Cookie does not inhibit
     /// caching and leaves control to the origin's directives (`private`, `no-cache="Set-Cookie"`).
     ///
@@ -46,8 +47,10 @@ extension RFC9111 {
         let hasExpires = !targeted && response.headers.contains("Expires")
         let explicitFreshness = cc.maxAge != nil || hasExpires || (mode == .shared && cc.sMaxAge != nil)
         if !understood {
-            return explicitFreshness ? .store
-                : .doNotStore(reason: "status \(status) is not understood by this cache and has no explicit freshness (RFC 9111 §3)")
+            // RFC 9111 §3 needs the status understood only for 206, 304 and must-understand; `public` makes any
+            // other status explicitly cacheable, and then heuristically fresh (§4.2.2).
+            return explicitFreshness || cc.isPublic ? .store
+                : .doNotStore(reason: "status \(status) is not understood by this cache and has neither explicit freshness nor public (RFC 9111 §3)")
         }
         let explicitlyCacheable = explicitFreshness || cc.isPublic || (mode == .private && cc.isPrivate)
         if explicitlyCacheable || heuristicallyCacheableStatuses.contains(status) { return .store }

@@ -54,7 +54,7 @@ import Testing
         Case(status: 500, response: [], store: false, reasonContains: "500"),
         Case(status: 500, response: ["Cache-Control: max-age=5"], store: true),
         Case(status: 299, response: [], store: false, reasonContains: "not understood"),
-        Case(status: 299, response: ["Cache-Control: public"], store: false, reasonContains: "not understood"),
+        Case(status: 299, response: ["Cache-Control: public"], store: true),  // public: explicitly cacheable (RFC 9111 §3)
         Case(status: 299, response: ["Cache-Control: max-age=60"], store: true),
         Case(status: 999, response: ["Expires: 0"], store: true),
         Case(status: 1000, response: ["Cache-Control: max-age=60"], store: false, reasonContains: "three-digit"),
