@@ -25,7 +25,10 @@ import CacheTestSupport
         #expect(line.hasPrefix("HIT fresh age="))
         #expect(line.contains("s 5 bytes status=200; "))
         #expect(second.err.contains("max-age=60"))
-        #expect(second.err.split(separator: "\n").count == 1)
+        // The summary line, then this cache's Cache-Status member (RFC 9211).
+        let lines = second.err.split(separator: "\n")
+        #expect(lines.count == 2)
+        #expect(lines.last?.hasPrefix("Cache-Status: dlcache; hit; ttl=") == true)
         #expect(try await origin.hits("/a").total == 1)
     }
 
