@@ -18,6 +18,8 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // libcurl for the Linux transport (raw header lines, reason phrases, no URLSession header rewriting).
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        // hiredis for the shared tier (Redis); never a home-made RESP client.
+        .systemLibrary(name: "CHiredis", pkgConfig: "hiredis", providers: [.apt(["libhiredis-dev"])]),
 
         // The portable system layer: every POSIX call of the library (open/openat with O_NOFOLLOW, fsync and
         // F_FULLFSYNC, flock, mmap, stat fields, clocks, error numbers, rename, unlink, mkdtemp) goes through its
@@ -27,10 +29,12 @@ let package = Package(
         .target(name: "HTTPCacheSemantics"),
         // Bytes + metadata on disk and in memory. Knows nothing about HTTP.
         .target(name: "CacheStore", dependencies: ["CacheSystem", "CSQLite", "CZlib"]),
+        // The shared tier beside the local store: entries and fleet-wide locks on Redis (knows nothing about HTTP).
+        .target(name: "SharedTier", dependencies: ["CHiredis", "CZlib"]),
         // The caching client: drives the two above over an HTTPTransport.
         .target(
             name: "DownloadCache",
-            dependencies: ["HTTPCacheSemantics", "CacheStore", "CacheSystem",
+            dependencies: ["HTTPCacheSemantics", "CacheStore", "CacheSystem", "SharedTier",
                            .target(name: "CCurl", condition: .when(platforms: [.linux]))]
         ),
         // Codable model-object cache (the seeds' AppCache).
@@ -48,6 +52,7 @@ let package = Package(
         ),
 
         .testTarget(name: "HTTPCacheSemanticsTests", dependencies: ["HTTPCacheSemantics"], exclude: ["Fixtures"]),
+        .testTarget(name: "SharedTierTests", dependencies: ["SharedTier"]),
         .testTarget(name: "CacheStoreTests", dependencies: ["CacheStore", "CacheSystem", "CacheTestSupport"]),
         .testTarget(name: "DownloadCacheTests", dependencies: ["DownloadCache", "CacheTestSupport"]),
         .testTarget(name: "ModelCacheTests", dependencies: ["ModelCache", "CacheTestSupport"]),

@@ -8,6 +8,8 @@ dpkg -s zlib1g-dev     >/dev/null 2>&1 || need+=(zlib1g-dev)
 dpkg -s libcurl4-openssl-dev >/dev/null 2>&1 || need+=(libcurl4-openssl-dev)
 dpkg -s pkg-config     >/dev/null 2>&1 || need+=(pkg-config)
 dpkg -s nginx          >/dev/null 2>&1 || need+=(nginx)
+dpkg -s libhiredis-dev >/dev/null 2>&1 || need+=(libhiredis-dev)
+dpkg -s redis-server   >/dev/null 2>&1 || need+=(redis-server)
 dpkg -s curl           >/dev/null 2>&1 || need+=(curl)
 command -v python3 >/dev/null 2>&1 || need+=(python3)
 if [ ${#need[@]} -gt 0 ]; then

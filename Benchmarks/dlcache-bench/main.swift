@@ -1,7 +1,7 @@
 import Foundation
 
 // dlcache-bench <suite> [--json]: runs one benchmark suite and prints ratios measured side by side.
-let usage = "usage: dlcache-bench <store|client|modelcache|driver> [--json]"
+let usage = "usage: dlcache-bench <store|client|modelcache|driver|fleet> [--json]"
 let arguments = Array(CommandLine.arguments.dropFirst())
 let json = arguments.contains("--json")
 let suiteNames = arguments.filter { !$0.hasPrefix("-") }
@@ -21,6 +21,7 @@ do {
     case "client": results = try await ClientSuite.run()
     case "modelcache": results = try await ModelCacheSuite.run()
     case "driver": results = try await DriverSuite.run()
+    case "fleet": results = try await FleetSuite.run()
     default:
         FileHandle.standardError.write(Data("dlcache-bench: unknown suite '\(suite)'\n\(usage)\n".utf8))
         exit(64)

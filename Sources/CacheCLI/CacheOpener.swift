@@ -64,11 +64,15 @@ enum CacheOpener {
     /// ``open(_:console:create:verbose:)`` for `create`; `-v` turns on the client's log lines).
     /// - Throws: ``UsageError`` for a bad location, ``CommandFailure`` when there is no cache (and `create` is
     ///   false) or the store cannot open.
-    static func open(_ parsed: ParsedArguments, context: CommandContext, create: Bool = false,
+    /// `sharedTier` true reads `--redis` / `$DLCACHE_REDIS` (the fetching commands).
+    static func open(_ parsed: ParsedArguments, context: CommandContext, create: Bool = false, sharedTier: Bool = false,
                      configure: (inout DownloadCache.Configuration) -> Void = { _ in }) throws -> DownloadCache {
         let location = try CacheLocation.resolve(parsed, environment: context.environment)
-        return try open(location, console: context.console, create: create, verbose: parsed.flag("verbose"),
-                        configure: configure)
+        let shared = sharedTier ? try SharedTierOption.configuration(parsed, environment: context.environment) : nil
+        return try open(location, console: context.console, create: create, verbose: parsed.flag("verbose")) { configuration in
+            configuration.sharedTier = shared
+            configure(&configuration)
+        }
     }
 
     /// Parses a command-line URL: absolute http or https with a host and, if given, a port from 1 to 65535.

@@ -46,7 +46,7 @@ public enum DriverCommand: Command {
     static let defaultMaxConnections = 64
 
     /// `--cache-dir`, `--namespace`, `--mode`, `--max-connections`, `--max-in-flight`, `--inline-body-limit`,
-    /// `--no-stale-when-disconnected`, `--targeted-field`.
+    /// `--no-stale-when-disconnected`, `--targeted-field`, `--redis`.
     public static var options: [OptionSpec] {
         CommonOptions.location + [
             OptionSpec("mode", .value("private|shared"),
@@ -60,6 +60,7 @@ public enum DriverCommand: Command {
             OptionSpec("no-stale-when-disconnected",
                        help: "Answer an unreachable origin with an error instead of a stale copy (RFC 9111 4.2.4, on by default)."),
             TargetedFieldOption.spec,
+            SharedTierOption.spec,
         ]
     }
 
@@ -109,9 +110,11 @@ public enum DriverCommand: Command {
                                                ?? Int(sessionOptions.inlineBodyLimit))
         let noStale = parsed.flag("no-stale-when-disconnected")
         let targets = try TargetedFieldOption.targets(parsed)
+        let shared = try SharedTierOption.configuration(parsed, environment: context.environment)
         let cache = try openCache(location, mode: mode, maxConnections: maxConnections, console: context.console) {
             $0.servesStaleWhenDisconnected = !noStale
             $0.targetedFields = targets
+            $0.sharedTier = shared
         }
         let session = DriverSession(cache: cache, options: sessionOptions, write: context.console.writeOut)
         let limit = DriverInFlightLimit(slots: sessionOptions.maxInFlight)

@@ -29,7 +29,7 @@ public enum GetCommand: Command {
     public static var arguments: [ArgumentSpec] { [ArgumentSpec("url", help: "The http:// or https:// URL to fetch.")] }
     /// Options, in help order.
     public static var options: [OptionSpec] {
-        CommonOptions.location + [
+        CommonOptions.location + [SharedTierOption.spec] + [
             OptionSpec("output", short: "o", .value("file"), help: "Write the body to this file ('-' for stdout, the default)."),
             OptionSpec("policy", .value("name"), help: "Cache policy (default: use-protocol, RFC 9111)."),
             OptionSpec("expires-in", .value("seconds"), help: "Keep the response fresh this long (at most 100 years), replacing the server's lifetime (below)."),
@@ -106,7 +106,7 @@ public enum GetCommand: Command {
         let output = outputOption.flatMap { $0 == "-" ? nil : context.environment.fileURL(for: $0) }
         let noStale = parsed.flag("no-stale-when-disconnected")
         let targets = try TargetedFieldOption.targets(parsed)
-        let cache = try CacheOpener.open(parsed, context: context, create: true) { configuration in
+        let cache = try CacheOpener.open(parsed, context: context, create: true, sharedTier: true) { configuration in
             configuration.servesStaleWhenDisconnected = !noStale
             configuration.targetedFields = targets
         }

@@ -22,7 +22,7 @@ public enum PrefetchCommand: Command {
     }
     /// Options, in help order.
     public static var options: [OptionSpec] {
-        CommonOptions.location + [
+        CommonOptions.location + [SharedTierOption.spec] + [
             OptionSpec("concurrency", .value("n"), help: "Downloads at the same time (default: 6)."),
             OptionSpec("pin", help: "Pin every entry so limits never evict it."),
             OptionSpec("verbose", short: "v", help: "Also print storage warnings (responses that could not be stored) on stderr."),
@@ -74,7 +74,7 @@ public enum PrefetchCommand: Command {
     public static func run(_ parsed: ParsedArguments, context: CommandContext) async throws -> Int32 {
         let concurrency = try parsed.integer("concurrency", in: 1...1000)
         let urls = try readURLs(parsed, context: context)
-        let cache = try CacheOpener.open(parsed, context: context, create: true)
+        let cache = try CacheOpener.open(parsed, context: context, create: true, sharedTier: true)
         let environment = context.environment
         let start = environment.now()
         let reporter = ProgressReporter(console: context.console, start: start, now: environment.now)

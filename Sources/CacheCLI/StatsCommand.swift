@@ -12,18 +12,22 @@ public enum StatsCommand: Command {
     /// No arguments.
     public static var arguments: [ArgumentSpec] { [] }
     /// Options.
-    public static var options: [OptionSpec] { CommonOptions.location + [CommonOptions.json] }
+    public static var options: [OptionSpec] { CommonOptions.location + [SharedTierOption.statsSpec, CommonOptions.json] }
 
     /// Prints the statistics.
     /// - Throws: ``UsageError`` for a bad location, ``CommandFailure`` when the store cannot open.
     public static func run(_ parsed: ParsedArguments, context: CommandContext) async throws -> Int32 {
-        let cache = try CacheOpener.open(parsed, context: context)
+        let cache = try CacheOpener.open(parsed, context: context, sharedTier: true)
+        // With --redis / DLCACHE_REDIS: whether the shared tier answers now (a fetching command that found it
+        // down logged that once and went on without it).
+        let shared = cache.configuration.sharedTier
+        let problem = shared == nil ? nil : await cache.probeSharedTier()
         let stats = cache.store.statistics
         let hits = stats.memoryHits + stats.diskHits
         let misses = stats.diskMisses
         let pinned = cache.store.allEntries().filter(\.isPinned).count
         if parsed.flag("json") {
-            let object: [String: Any] = [
+            var object: [String: Any] = [
                 "entries": stats.entries,
                 "bytes": stats.diskBytes,
                 "memoryBytes": stats.memoryBytes,
@@ -33,10 +37,15 @@ public enum StatsCommand: Command {
                 "pinned": pinned,
                 "directory": cache.store.directoryURL.path,
             ]
+            if let shared {
+                var tier: [String: Any] = ["url": shared.description, "reachable": problem == nil]
+                if let problem { tier["problem"] = problem }
+                object["sharedTier"] = tier
+            }
             context.console.out(try JSONOutput.line(object))
             return 0
         }
-        let rows = [
+        var rows = [
             ["directory:", cache.store.directoryURL.path],
             ["entries:", "\(stats.entries) (\(pinned) pinned)"],
             ["on disk:", "\(Formatting.bytes(stats.diskBytes)) (\(stats.diskBytes) bytes)"],
@@ -44,6 +53,9 @@ public enum StatsCommand: Command {
             ["hits:", "\(hits) (\(stats.memoryHits) memory, \(stats.diskHits) disk; lifetime total of every process, persisted in the cache)"],
             ["misses:", "\(misses) (lifetime total)"],
         ]
+        if let shared {
+            rows.append(["shared tier:", shared.description + (problem.map { " unavailable (\($0)); fetches work without it" } ?? " reachable")])
+        }
         context.console.out(Formatting.table(rows), terminator: "")
         return 0
     }

@@ -56,6 +56,15 @@ extension DownloadCache {
         /// failure is logged). Reads never wait for a writer (SQLite WAL). Default 2 — far below the store's own
         /// default of 10, so a busy cache costs a call at most this much (QA round 2, bug 3).
         public var storeBusyTimeout: TimeInterval = 2
+        /// The shared tier beside the local store (e.g. `try .redis("redis://cache.internal:6379/0")`): asked on a
+        /// local miss, written through on stores and freshenings, invalidated by unsafe methods, and the place of
+        /// the fleet-wide lock that makes one origin request per resource for many machines. `nil` = none.
+        /// A failing shared tier never fails a call (see ``SharedTierConfiguration``).
+        public var sharedTier: SharedTierConfiguration?
+        /// Seconds a GET that needs the origin waits while another process on this machine fetches the same cache
+        /// key (a `flock` per key in the namespace), before fetching itself; 0 = no cross-process single-flight.
+        /// A holder that exits or dies releases the lock at once. Default 30.
+        public var crossProcessLockTimeout: TimeInterval = 30
         /// Where storage problems are reported (they never fail a download). Default: standard error.
         public var log: @Sendable (String) -> Void = { message in
             FileHandle.standardError.write(Data("dlcache: \(message)\n".utf8))

@@ -26,16 +26,16 @@ extension DownloadCache {
             }
             return await exchange(request, original: request, stored: nil, options: options, reason: reason)
         case .revalidate(let conditional, let reason):
-            return await exchange(conditional, original: request, stored: stored, options: options, reason: reason)
+            return await coordinatedExchange(conditional, original: request, stored: stored, options: options, reason: reason)
         case .fetch(let reason):
-            return await exchange(request, original: request, stored: stored, options: options, reason: reason)
+            return await coordinatedExchange(request, original: request, stored: stored, options: options, reason: reason)
         case .unsatisfiable(let reason):
             return .failure(DownloadError(.notCached, ErrorWords.kebabPolicies(reason)))
         }
     }
 
     /// stale-while-revalidate (RFC 5861 / RFC 9111 §4.2.4): one background conditional request per key.
-    private func revalidateInBackground(_ conditional: CacheRequest, original: CacheRequest, stored: StoredCandidate,
+    func revalidateInBackground(_ conditional: CacheRequest, original: CacheRequest, stored: StoredCandidate,
                                         options: RequestOptions) {
         let key = "bg\n" + RFC9111.primaryKey(method: "GET", url: original.url) + "\n" + stored.key.variant
         let quiet = RequestOptions(policy: options.policy, fallbackToCacheIfLoadFails: options.fallbackToCacheIfLoadFails,
@@ -44,7 +44,13 @@ extension DownloadCache {
                                    renewExpiryOnHit: false, pin: options.pin, timeout: options.timeout)
         backgroundWork.start { [self] in
             _ = await self.backgroundRevalidations.run(key: key) { [self] in
-                await self.exchange(conditional, original: original, stored: stored, options: quiet, reason: "background revalidation")
+                let started = self.configuration.now()
+                let result = await self.exchange(conditional, original: original, stored: stored, options: quiet,
+                                                 reason: "background revalidation")
+                if let tier = self.sharedTier {
+                    await self.writeThrough(tier, request: original, options: quiet, since: started, result: result)
+                }
+                return result
             }
         }
     }

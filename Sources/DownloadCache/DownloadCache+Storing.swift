@@ -278,6 +278,7 @@ extension DownloadCache {
                 configuration.log("cannot invalidate \(key): \(ErrorWords.describe(error))")
             }
         }
+        await invalidateShared(keys)
         if !keys.isEmpty && eventHub.hasSubscribers { eventHub.send(.invalidated(url: request.url)) }
         let body: ResponseBody
         if received.bodySize <= Int64(configuration.inMemoryBodyLimit) {

@@ -3,6 +3,7 @@ import CacheSystem
 import Foundation
 import Synchronization
 @_exported import HTTPCacheSemantics
+@_exported import SharedTier
 
 /// A local, persistent, RFC 9111-correct HTTP cache in front of an ``HTTPTransport`` — the seeds'
 /// `CachedDownloadManager`, ASIDownloadCache's policies and an NSURLCache-style memory tier, done properly.
@@ -24,6 +25,8 @@ public final class DownloadCache: Sendable {
     let eventHub = EventHub<CacheEvent>()
     let progressHub = ProgressHub()
     let metadataCache = MetadataDecodeCache()
+    /// The shared tier (Redis) beside the local store; `nil` when `configuration.sharedTier` is `nil`.
+    let sharedTier: SharedTier?
     /// Directory where bodies land before they are stored or handed over: the store's own `tmp/` (same file
     /// system as `blobs/`, so storing is a rename, and emptied by CacheStore's recovery when a process opens the
     /// namespace alone, so a download cut by SIGINT or a crash never lingers); nil when that directory is not
@@ -46,6 +49,7 @@ public final class DownloadCache: Sendable {
         self.store = store
         self.transport = configuration.transport ?? Self.defaultTransport(configuration)
         self.limiters = OriginLimiters(limit: configuration.maxConcurrentDownloads)
+        self.sharedTier = Self.makeSharedTier(configuration)
         let storeTemporary = store.directoryURL.appendingPathComponent("tmp", isDirectory: true)
         if !store.isReadOnly, cs_access(storeTemporary.path, 1) == 0 {
             self.storeDownloadsDirectory = storeTemporary

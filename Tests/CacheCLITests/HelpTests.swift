@@ -55,6 +55,7 @@ import Testing
     OPTIONS:
       --cache-dir <dir>       Cache root (default: $DLCACHE_DIR, else $XDG_CACHE_HOME/dlcache, else ~/.cache/dlcache).
       --namespace <name>      Namespace (one store per name) inside the cache root (default: default).
+      --redis <url>           Shared tier on Redis: redis://[user:password@]host:port/db or unix:///path.sock (default: $DLCACHE_REDIS); a failing Redis never fails a download.
       -o, --output <file>     Write the body to this file ('-' for stdout, the default).
       --policy <name>         Cache policy (default: use-protocol, RFC 9111).
       --expires-in <seconds>  Keep the response fresh this long (at most 100 years), replacing the server's lifetime (below).
@@ -81,11 +82,12 @@ import Testing
     static let statsHelp = """
     OVERVIEW: Show the cache's size and hit counters.
     
-    USAGE: dlcache stats [--cache-dir <dir>] [--namespace <name>] [--json]
+    USAGE: dlcache stats [--cache-dir <dir>] [--namespace <name>] [--redis <url>] [--json]
     
     OPTIONS:
       --cache-dir <dir>       Cache root (default: $DLCACHE_DIR, else $XDG_CACHE_HOME/dlcache, else ~/.cache/dlcache).
       --namespace <name>      Namespace (one store per name) inside the cache root (default: default).
+      --redis <url>           Also report whether this shared tier (Redis) answers now (default: $DLCACHE_REDIS).
       --json                  Print one JSON value on stdout instead of text.
       -h, --help              Show help information.
     """

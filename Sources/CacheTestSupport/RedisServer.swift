@@ -1,0 +1,202 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A `redis-server` (Debian's, installed by `Scripts/bootstrap.sh`) started by a test on a free 127.0.0.1 port
+/// with its own configuration and no persistence; ``stop()`` (or the test process dying) ends it.
+///
+/// It runs under a small shell that kills it when the shell's standard input closes, so a crashed test run leaves
+/// no server behind. ``kill()`` and ``restart()`` simulate a server that dies and comes back on the same port;
+/// ``pause()`` / ``resume()`` (SIGSTOP / SIGCONT) a server that stops answering.
+public final class RedisServer: @unchecked Sendable {
+    // @unchecked: the mutable launch state is guarded by `lock`.
+    /// Why the server could not be started or driven.
+    public struct RedisServerError: Error, CustomStringConvertible {
+        /// What went wrong.
+        public var description: String
+    }
+
+    /// The TCP port on 127.0.0.1.
+    public let port: Int
+    /// `redis://127.0.0.1:<port>/0` without credentials.
+    public var url: String { "redis://127.0.0.1:\(port)/0" }
+    /// Extra configuration lines (e.g. `maxmemory 2mb`, `requirepass secret`, `user ...`).
+    public let extraConfiguration: [String]
+    /// The password `redis-cli` uses for control commands (`requirepass`), if any.
+    public let controlPassword: String?
+    /// The ACL user `redis-cli` uses for control commands, if any.
+    public let controlUser: String?
+    private let directory: URL
+    private let lock = NSLock()
+    private var wrapper: Process?
+    private var wrapperInput: Pipe?
+    private var serverPID: pid_t = 0
+
+    /// Whether `redis-server` and `redis-cli` are installed.
+    public static var isAvailable: Bool {
+        FileManager.default.isExecutableFile(atPath: "/usr/bin/redis-server")
+            && FileManager.default.isExecutableFile(atPath: "/usr/bin/redis-cli")
+    }
+
+    /// Starts a server with `configuration` lines added to the defaults (bind 127.0.0.1, no RDB, no AOF).
+    /// - Throws: ``RedisServerError`` when it does not answer PING within 10 seconds.
+    public init(configuration: [String] = [], controlUser: String? = nil, controlPassword: String? = nil) throws {
+        self.extraConfiguration = configuration
+        self.controlUser = controlUser
+        self.controlPassword = controlPassword
+        self.directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("dlcache-redis-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        self.port = try Self.freePort()
+        try start()
+    }
+
+    deinit {
+        stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Starts (again) on the same port with the same configuration (after ``kill()``).
+    /// - Throws: ``RedisServerError`` when it does not answer PING within 10 seconds.
+    public func restart() throws {
+        try start()
+    }
+
+    private func start() throws {
+        let config = directory.appendingPathComponent("redis.conf")
+        let lines = ["bind 127.0.0.1", "port \(port)", "save \"\"", "appendonly no", "dir \(directory.path)",
+                     "daemonize no", "protected-mode no", "loglevel warning",
+                     "logfile \(directory.appendingPathComponent("redis.log").path)"] + extraConfiguration
+        try (lines.joined(separator: "\n") + "\n").write(to: config, atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        // The shell prints the server's pid, then waits for its own stdin to close and kills the server.
+        process.arguments = ["-c", "/usr/bin/redis-server \"$0\" & echo $!; cat >/dev/null; kill -9 $! 2>/dev/null", config.path]
+        let input = Pipe(), output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var text = ""
+        let deadline = Date().addingTimeInterval(10)
+        while !text.contains("\n") && Date() < deadline {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            text += String(decoding: chunk, as: UTF8.self)
+        }
+        guard let pid = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            try? input.fileHandleForWriting.close()
+            throw RedisServerError(description: "redis-server did not start")
+        }
+        lock.withLock {
+            wrapper = process
+            wrapperInput = input
+            serverPID = pid
+        }
+        while Date() < deadline {
+            if (try? cli(["PING"]))?.contains("PONG") == true { return }
+            usleep(20_000)
+        }
+        throw RedisServerError(description: "redis-server on port \(port) did not answer PING within 10 s")
+    }
+
+    /// Kills the server with SIGKILL (a crash: nothing is saved) and waits until its port is closed.
+    public func kill() {
+        let (pid, input, process) = lock.withLock { () -> (pid_t, Pipe?, Process?) in
+            defer { serverPID = 0; wrapperInput = nil; wrapper = nil }
+            return (serverPID, wrapperInput, wrapper)
+        }
+        if pid > 0 {
+            #if canImport(Glibc)
+            _ = Glibc.kill(pid, SIGKILL)
+            #else
+            _ = Darwin.kill(pid, SIGKILL)
+            #endif
+        }
+        try? input?.fileHandleForWriting.close()
+        let deadline = Date().addingTimeInterval(5)
+        while process?.isRunning == true && Date() < deadline { usleep(10_000) }
+    }
+
+    /// Stops answering (SIGSTOP): connections are accepted by the kernel but no reply ever comes.
+    public func pause() { signal(SIGSTOP) }
+    /// Answers again after ``pause()`` (SIGCONT).
+    public func resume() { signal(SIGCONT) }
+
+    private func signal(_ number: Int32) {
+        let pid = lock.withLock { serverPID }
+        #if canImport(Glibc)
+        if pid > 0 { _ = Glibc.kill(pid, number) }
+        #else
+        if pid > 0 { _ = Darwin.kill(pid, number) }
+        #endif
+    }
+
+    /// Stops the server (idempotent).
+    public func stop() {
+        resume()
+        kill()
+    }
+
+    /// Runs `redis-cli` against this server with `arguments` (and `stdin` as the last argument's value when
+    /// given, binary-safe via `-x`); returns its standard output.
+    /// - Throws: ``RedisServerError`` when redis-cli cannot run or does not finish within 10 seconds.
+    @discardableResult
+    public func cli(_ arguments: [String], stdin: Data? = nil) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/redis-cli")
+        var base = ["-h", "127.0.0.1", "-p", String(port), "--no-auth-warning"]
+        if let controlUser { base += ["--user", controlUser] }
+        if let controlPassword { base += ["-a", controlPassword] }
+        if stdin != nil { base.append("-x") }
+        process.arguments = base + arguments
+        let output = Pipe(), input = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = input
+        try process.run()
+        if let stdin { input.fileHandleForWriting.write(stdin) }
+        try? input.fileHandleForWriting.close()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        let deadline = Date().addingTimeInterval(10)
+        while process.isRunning && Date() < deadline { usleep(5_000) }
+        if process.isRunning {
+            process.terminate()
+            throw RedisServerError(description: "redis-cli \(arguments.joined(separator: " ")) did not finish")
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// The keys matching `pattern` (`KEYS`, fine for a test server), sorted.
+    /// - Throws: ``RedisServerError`` as ``cli(_:stdin:)``.
+    public func keys(_ pattern: String = "*") throws -> [String] {
+        try cli(["--raw", "KEYS", pattern]).split(separator: "\n").map(String.init).filter { !$0.isEmpty }.sorted()
+    }
+
+    /// A free TCP port on 127.0.0.1 (bound to port 0, read back, closed).
+    private static func freePort() throws -> Int {
+        #if canImport(Glibc)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let fd = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard fd >= 0 else { throw RedisServerError(description: "socket() failed") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw -> Int32 in
+                guard bind(fd, raw, length) == 0 else { return -1 }
+                return getsockname(fd, raw, &length)
+            }
+        }
+        guard bound == 0 else { throw RedisServerError(description: "cannot bind a free port") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}

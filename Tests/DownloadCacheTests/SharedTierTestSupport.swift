@@ -1,0 +1,121 @@
+import CacheTestSupport
+import DownloadCache
+import Foundation
+import Synchronization
+
+/// Log lines a cache wrote, for tests that check what was said (and what never was, e.g. a password).
+final class LogLines: Sendable {
+    private let lines = Mutex<[String]>([])
+    /// A log sink that appends here.
+    var sink: @Sendable (String) -> Void { { line in self.lines.withLock { $0.append(line) } } }
+    /// Every line so far.
+    var all: [String] { lines.withLock { $0 } }
+    /// Lines containing `text`.
+    func matching(_ text: String) -> [String] { all.filter { $0.contains(text) } }
+}
+
+/// One test's fleet: a loopback origin, a redis-server of its own and any number of "machines" (caches on their
+/// own directories) pointed at it.
+struct Fleet {
+    let origin: OriginServer
+    let redis: RedisServer
+    let root: URL
+    let log = LogLines()
+
+    /// Starts the origin and a redis-server with `redisConfiguration` lines.
+    static func make(redisConfiguration: [String] = [], controlUser: String? = nil,
+                     controlPassword: String? = nil) throws -> Fleet {
+        let origin = try OriginServer()
+        let redis = try RedisServer(configuration: redisConfiguration, controlUser: controlUser,
+                                    controlPassword: controlPassword)
+        let root = FileManager.default.temporaryDirectory
+            .appendingPathComponent("dlcache-fleet-\(UUID().uuidString)", isDirectory: true)
+        return Fleet(origin: origin, redis: redis, root: root)
+    }
+
+    /// The shared-tier configuration for this fleet's Redis (or `url`), with test-friendly bounds.
+    func tier(_ url: String? = nil, _ adjust: (inout SharedTierConfiguration) -> Void = { _ in }) throws -> SharedTierConfiguration {
+        var tier = try SharedTierConfiguration.redis(url ?? redis.url)
+        tier.timeout = 0.5
+        tier.maxWait = 5
+        adjust(&tier)
+        return tier
+    }
+
+    /// A cache on its own directory (`name`), using `tier` as its shared tier.
+    func machine(_ name: String, tier: SharedTierConfiguration?, namespace: String = "default",
+                 mode: CacheMode = .private) throws -> DownloadCache {
+        var configuration = DownloadCache.Configuration(directory: root.appendingPathComponent(name, isDirectory: true),
+                                                        namespace: namespace)
+        configuration.sharedTier = tier
+        configuration.mode = mode
+        configuration.log = log.sink
+        return try DownloadCache(configuration: configuration)
+    }
+
+    /// GET `path` of the origin through `cache`.
+    func get(_ cache: DownloadCache, _ path: String, headers: HTTPHeaders = HTTPHeaders()) async throws -> CachedResponse {
+        try await cache.response(for: CacheRequest(url: origin.url(path), headers: headers))
+    }
+
+    /// Requests the origin counted for `path`.
+    func originRequests(_ path: String) async throws -> Int {
+        try await origin.hits(path).total
+    }
+
+    /// Stops the origin and Redis and deletes every machine's directory.
+    func tearDown() {
+        origin.stop()
+        redis.stop()
+        try? FileManager.default.removeItem(at: root)
+    }
+}
+
+/// Runs `body` with a fresh fleet and always tears it down.
+func withFleet(redisConfiguration: [String] = [], controlUser: String? = nil, controlPassword: String? = nil,
+               _ body: (Fleet) async throws -> Void) async throws {
+    let fleet = try Fleet.make(redisConfiguration: redisConfiguration, controlUser: controlUser,
+                               controlPassword: controlPassword)
+    defer { fleet.tearDown() }
+    try await body(fleet)
+}
+
+/// The `dlcache` binary built next to the test bundle, if any (`swift build` builds it).
+let dlcacheChildBinary: URL? = {
+    let candidates = [
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
+        Bundle.main.bundleURL.deletingLastPathComponent(),
+        Bundle.main.bundleURL,
+    ]
+    return candidates.map { $0.appendingPathComponent("dlcache") }
+        .first { FileManager.default.isExecutableFile(atPath: $0.path) }
+}()
+
+/// Runs `count` `dlcache` children at once with `arguments(index)`, each writing its body to its own file, and
+/// waits (at most `timeout` seconds) for all; returns each child's exit status and body.
+func runChildren(_ count: Int, binary: URL, environment: [String: String] = [:], timeout: TimeInterval = 60,
+                 outputDirectory: URL, arguments: (Int) -> [String]) throws -> [(status: Int32, body: Data)] {
+    try FileManager.default.createDirectory(at: outputDirectory, withIntermediateDirectories: true)
+    var children: [(Process, URL)] = []
+    for index in 0..<count {
+        let output = outputDirectory.appendingPathComponent("child-\(index).body")
+        let child = Process()
+        child.executableURL = binary
+        child.arguments = arguments(index) + ["-o", output.path]
+        var env = ProcessInfo.processInfo.environment
+        for (name, value) in environment { env[name] = value }
+        child.environment = env
+        child.standardOutput = FileHandle.nullDevice
+        child.standardError = FileHandle.nullDevice
+        try child.run()
+        children.append((child, output))
+    }
+    let deadline = Date().addingTimeInterval(timeout)
+    for (child, _) in children {
+        while child.isRunning && Date() < deadline { usleep(10_000) }
+        if child.isRunning { child.terminate() }
+    }
+    return children.map { child, output in
+        (child.isRunning ? -1 : child.terminationStatus, (try? Data(contentsOf: output)) ?? Data())
+    }
+}

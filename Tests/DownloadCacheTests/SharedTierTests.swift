@@ -1,0 +1,109 @@
+import CacheTestSupport
+import DownloadCache
+import Foundation
+import Testing
+
+/// Two cache directories as two machines sharing one Redis: what is shared, through which keys, and what never is.
+@Suite(.serialized, .enabled(if: RedisServer.isAvailable, "redis-server is not installed (Scripts/bootstrap.sh installs it)"))
+struct SharedTierTests {
+    @Test func secondMachineIsServedFromRedisWithoutAnyOriginRequest() async throws {
+        try await withFleet { fleet in
+            try await fleet.origin.configure(path: "/a", headers: [("Cache-Control", "max-age=600")], body: "shared body")
+            let tier = try fleet.tier()
+            let first = try fleet.machine("one", tier: tier)
+            let second = try fleet.machine("two", tier: tier)
+            let fetched = try await fleet.get(first, "/a")
+            #expect(fetched.source == .network)
+            #expect(try await fleet.originRequests("/a") == 1)
+            let shared = try await fleet.get(second, "/a")
+            #expect(shared.text == "shared body")
+            #expect(shared.source == .cache)
+            #expect(shared.reason.contains("shared tier"))
+            #expect(try await fleet.originRequests("/a") == 1)
+            // The shared hit filled the second machine's local store: the next call is a local hit.
+            #expect(second.store.variants(forPrimaryKey: RFC9111.primaryKey(method: "GET", url: fleet.origin.url("/a"))).count == 1)
+            #expect(second.sharedTierStatistics?.hits == 1)
+            #expect(try fleet.redis.keys().allSatisfy { $0.hasPrefix("dlcache:private:default:{") })
+        }
+    }
+
+    @Test func namespacesAndModesNeverReadEachOther() async throws {
+        try await withFleet { fleet in
+            try await fleet.origin.configure(path: "/n", headers: [("Cache-Control", "public, max-age=600")], body: "n")
+            let tier = try fleet.tier()
+            _ = try await fleet.get(try fleet.machine("one", tier: tier, namespace: "alpha"), "/n")
+            _ = try await fleet.get(try fleet.machine("two", tier: tier, namespace: "beta"), "/n")
+            #expect(try await fleet.originRequests("/n") == 2)
+            _ = try await fleet.get(try fleet.machine("three", tier: tier, namespace: "alpha", mode: .shared), "/n")
+            #expect(try await fleet.originRequests("/n") == 3)
+            _ = try await fleet.get(try fleet.machine("four", tier: tier, namespace: "alpha"), "/n")
+            #expect(try await fleet.originRequests("/n") == 3)   // same namespace and mode as "one": shared
+            let keys = try fleet.redis.keys()
+            #expect(keys.filter { $0.hasPrefix("dlcache:private:alpha:") }.count == 1)
+            #expect(keys.filter { $0.hasPrefix("dlcache:private:beta:") }.count == 1)
+            #expect(keys.filter { $0.hasPrefix("dlcache:shared:alpha:") }.count == 1)
+        }
+    }
+
+    @Test func sharedModeKeepsWhatASharedCacheMayNotStoreOutOfRedis() async throws {
+        try await withFleet { fleet in
+            try await fleet.origin.configure(path: "/private", headers: [("Cache-Control", "private, max-age=600")], body: "mine")
+            try await fleet.origin.configure(path: "/auth", headers: [("Cache-Control", "max-age=600")], body: "secret")
+            let tier = try fleet.tier()
+            let first = try fleet.machine("one", tier: tier, mode: .shared)
+            _ = try await fleet.get(first, "/private")
+            _ = try await fleet.get(first, "/auth", headers: HTTPHeaders([("Authorization", "Bearer t")]))
+            #expect(try fleet.redis.keys().isEmpty)
+            // A private-mode machine stores the private response for its own namespace only.
+            let privateMachine = try fleet.machine("two", tier: tier)
+            _ = try await fleet.get(privateMachine, "/private")
+            #expect(try fleet.redis.keys().count == 1)
+            _ = try await fleet.get(try fleet.machine("three", tier: tier, mode: .shared), "/private")
+            #expect(try await fleet.originRequests("/private") == 3)
+        }
+    }
+
+    @Test func unsafeMethodInvalidatesTheSharedEntry() async throws {
+        try await withFleet { fleet in
+            try await fleet.origin.configure(path: "/doc", headers: [("Cache-Control", "max-age=600")], body: "v1")
+            let tier = try fleet.tier()
+            let first = try fleet.machine("one", tier: tier)
+            _ = try await fleet.get(first, "/doc")
+            #expect(try fleet.redis.keys().count == 1)
+            _ = try await first.response(for: CacheRequest(method: "POST", url: fleet.origin.url("/doc")))
+            #expect(try fleet.redis.keys().isEmpty)
+            _ = try await fleet.get(try fleet.machine("two", tier: tier), "/doc")
+            #expect(try await fleet.originRequests("/doc") == 3)   // GET, POST, and the second machine's GET
+        }
+    }
+
+    @Test func bodiesAboveTheLimitStayLocal() async throws {
+        try await withFleet { fleet in
+            let tier = try fleet.tier { $0.maxBodyBytes = 4_096 }
+            _ = try await fleet.get(try fleet.machine("one", tier: tier), "/size/10000")
+            _ = try await fleet.get(try fleet.machine("two", tier: tier), "/size/4096")
+            #expect(try fleet.redis.keys().count == 1)   // only the 4 KiB body
+            let big = try await fleet.get(try fleet.machine("three", tier: tier), "/size/10000")
+            #expect(big.bodySize == 10_000)
+            #expect(try await fleet.originRequests("/size/10000") == 2)
+        }
+    }
+
+    @Test func aFresheningWritesThroughSoOtherMachinesSeeTheNewLifetime() async throws {
+        try await withFleet { fleet in
+            try await fleet.origin.configure(path: "/v", headers: [("Cache-Control", "max-age=0, must-revalidate")],
+                                             body: "validated", etag: "\"e1\"")
+            let tier = try fleet.tier()
+            let first = try fleet.machine("one", tier: tier)
+            _ = try await fleet.get(first, "/v")
+            try await fleet.origin.configure(path: "/v", headers: [("Cache-Control", "max-age=600")], body: "validated",
+                                             etag: "\"e1\"")
+            let revalidated = try await fleet.get(first, "/v")
+            #expect(revalidated.source == .revalidated)
+            let second = try await fleet.get(try fleet.machine("two", tier: tier), "/v")
+            #expect(second.text == "validated")
+            #expect(second.source == .cache)
+            #expect(try await fleet.origin.hits("/v").total == 2)
+        }
+    }
+}
