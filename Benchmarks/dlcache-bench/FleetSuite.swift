@@ -134,7 +134,7 @@ enum FleetSuite {
         }
         let deadline = Date().addingTimeInterval(120)
         for (child, _) in children {
-            while child.isRunning && Date() < deadline { usleep(10_000) }
+            while child.isRunning && Date() < deadline { try await Task.sleep(nanoseconds: 10_000_000) }
             if child.isRunning { child.terminate() }
         }
         let exact = children.filter { (try? Data(contentsOf: $0.1)) == Data(body.utf8) }.count

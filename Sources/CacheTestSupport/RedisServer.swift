@@ -74,7 +74,10 @@ public final class RedisServer: @unchecked Sendable {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         // The shell prints the server's pid, then waits for its own stdin to close and kills the server.
-        process.arguments = ["-c", "/usr/bin/redis-server \"$0\" & echo $!; cat >/dev/null; kill -9 $! 2>/dev/null", config.path]
+        // The server gets /dev/null for its output, and the shell drops the pipe after the pid, so no descriptor of
+        // this process stays tied to a running server.
+        process.arguments = ["-c", "/usr/bin/redis-server \"$0\" </dev/null >/dev/null 2>&1 & echo $!; exec >/dev/null; "
+                             + "cat >/dev/null; kill -9 $! 2>/dev/null", config.path]
         let input = Pipe(), output = Pipe()
         process.standardInput = input
         process.standardOutput = output
@@ -87,6 +90,7 @@ public final class RedisServer: @unchecked Sendable {
             if chunk.isEmpty { break }
             text += String(decoding: chunk, as: UTF8.self)
         }
+        try? output.fileHandleForReading.close()
         guard let pid = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
             try? input.fileHandleForWriting.close()
             throw RedisServerError(description: "redis-server did not start")
@@ -161,6 +165,7 @@ public final class RedisServer: @unchecked Sendable {
         if let stdin { input.fileHandleForWriting.write(stdin) }
         try? input.fileHandleForWriting.close()
         let data = output.fileHandleForReading.readDataToEndOfFile()
+        try? output.fileHandleForReading.close()
         let deadline = Date().addingTimeInterval(10)
         while process.isRunning && Date() < deadline { usleep(5_000) }
         if process.isRunning {

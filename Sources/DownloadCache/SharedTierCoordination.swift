@@ -94,8 +94,8 @@ extension DownloadCache {
                                 step: LocalStep) async -> (LocalStep, SharedLock?) {
         var step = step
         guard let found = await tier.lookup(primary: primary) else { return (step, nil) }
-        if importShared(found.entries, request: request, primary: primary, tier: tier) {
-            step = localStep(request, options: options, otherwise: step, note: "from the shared tier")
+        if let next = useShared(found.entries, request: request, primary: primary, options: options, step: step) {
+            step = next
             if case .served = step {
                 tier.recordHit()
                 return (step, nil)
@@ -119,8 +119,8 @@ extension DownloadCache {
             try? await Task.sleep(nanoseconds: UInt64(min(pause, left) * 1_000_000_000))
             pause = min(pause * 2, 0.05)
             guard let again = await tier.lookup(primary: primary) else { break }
-            if importShared(again.entries, request: request, primary: primary, tier: tier) {
-                step = localStep(request, options: options, otherwise: step, note: "from the shared tier")
+            if let next = useShared(again.entries, request: request, primary: primary, options: options, step: step) {
+                step = next
                 if case .served = step {
                     tier.recordHit()
                     return (step, nil)
@@ -132,39 +132,74 @@ extension DownloadCache {
         return (step, nil)
     }
 
-    /// Stores the newest shared entry that answers `request` in the local store, when it is newer than what is
-    /// stored locally. - Returns: whether something was stored.
+    /// The step a shared entry allows: the newest entry that answers `request` (and is newer than the local one),
+    /// served at once when RFC 9111 lets it be used without the origin — the local store is filled in the
+    /// background, so the caller never waits for that write's fsync — else stored locally first and decided
+    /// again (a stale entry is then revalidated like a local one). `nil` when no entry helps.
+    func useShared(_ entries: [SharedEntry], request: CacheRequest, primary: String, options: RequestOptions,
+                   step: LocalStep) -> LocalStep? {
+        guard let best = newestShared(entries, request: request, primary: primary) else { return nil }
+        let key = StoreKey(primary: primary, variant: best.entry.variant)
+        let now = configuration.now()
+        let stored = best.metadata.stored
+        let decision = RFC9111.evaluate(request: request, stored: stored, now: now,
+                                        options: configuration.evaluationOptions(options))
+        if case .useStored(let reason) = decision, best.entry.body.count <= configuration.inMemoryBodyLimit,
+           !options.pin, stored.slidingLifetime == nil {
+            let (age, fresh) = freshness(of: stored, now: now, options: options)
+            let served = CachedResponse(url: request.url, status: stored.response.status, statusText: best.metadata.statusText,
+                                        headers: RFC9111.responseHeadersForServing(stored, now: now),
+                                        body: .data(best.entry.body), bodySize: Int64(best.entry.body.count),
+                                        source: .cache, age: age, isFresh: fresh,
+                                        reason: "\(reason) (from the shared tier)")
+            let storage = options.storage
+            backgroundWork.start { [self] in
+                self.storeShared(best, key: key, storage: storage)
+            }
+            return .served(served)
+        }
+        guard storeShared(best, key: key, storage: options.storage) else { return nil }
+        return localStep(request, options: options, otherwise: step, note: "from the shared tier")
+    }
+
+    /// Writes a shared entry into the local store. - Returns: whether it was stored.
+    @discardableResult
+    func storeShared(_ shared: (entry: SharedEntry, metadata: StoredEntryMetadata), key: StoreKey,
+                     storage: StorageClass) -> Bool {
+        do {
+            try store.store(shared.entry.body, metadata: try shared.metadata.encoded(), for: key, storageClass: storage)
+            return true
+        } catch {
+            configuration.log("cannot store a shared-tier entry locally: \(ErrorWords.describe(error))")
+            return false
+        }
+    }
+
+    /// The newest shared entry that answers `request`, when it is newer than the newest local one.
     ///
     /// Every value is hostile until proven otherwise: its metadata must decode, name GET and this primary key,
     /// carry no caller override (expiry, sliding), match its variant and the request (RFC 9111 §4.1), be storable
     /// by this cache in its mode (§3, §3.5: nothing private reaches a shared-mode client), agree with its
     /// Content-Length and not come from the future.
-    func importShared(_ entries: [SharedEntry], request: CacheRequest, primary: String, tier: SharedTier) -> Bool {
+    func newestShared(_ entries: [SharedEntry], request: CacheRequest,
+                      primary: String) -> (entry: SharedEntry, metadata: StoredEntryMetadata)? {
         let now = configuration.now()
         var best: (entry: SharedEntry, metadata: StoredEntryMetadata)?
         for entry in entries {
             guard let metadata = StoredEntryMetadata.decode(entry.metadata), acceptable(metadata, entry: entry,
                                                                                          request: request, primary: primary,
                                                                                          now: now) else {
-                configuration.log("ignoring a shared-tier entry for \(request.url.absoluteString) that does not answer this request")
                 continue
             }
             if best.map({ metadata.stored.responseTime > $0.metadata.stored.responseTime }) ?? true {
                 best = (entry, metadata)
             }
         }
-        guard let best else { return false }
+        guard let best else { return nil }
         if let local = candidates(for: request).first, local.metadata.stored.responseTime >= best.metadata.stored.responseTime {
-            return false
+            return nil
         }
-        do {
-            try store.store(best.entry.body, metadata: try best.metadata.encoded(),
-                            for: StoreKey(primary: primary, variant: best.entry.variant), storageClass: .permanent)
-            return true
-        } catch {
-            configuration.log("cannot store a shared-tier entry locally: \(ErrorWords.describe(error))")
-            return false
-        }
+        return best
     }
 
     private func acceptable(_ metadata: StoredEntryMetadata, entry: SharedEntry, request: CacheRequest, primary: String,

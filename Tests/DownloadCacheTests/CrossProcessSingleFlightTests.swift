@@ -9,14 +9,14 @@ import Testing
 struct CrossProcessSingleFlightTests {
     @Test func twentyProcessesOnOneCacheMakeOneOriginRequest() async throws {
         let binary = try #require(dlcacheChildBinary)
-        let origin = try OriginServer()
+        let origin = try await offThePool { try OriginServer() }
         defer { origin.stop() }
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-xproc-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: root) }
         try await origin.configure(path: "/slow", headers: [("Cache-Control", "max-age=600")],
                                    body: String(repeating: "exact bytes ", count: 500), delay: 1.5)
         let url = origin.url("/slow").absoluteString
-        let results = try runChildren(20, binary: binary, outputDirectory: root.appendingPathComponent("out")) { _ in
+        let results = try await runChildren(20, binary: binary, outputDirectory: root.appendingPathComponent("out")) { _ in
             ["get", url, "--cache-dir", root.appendingPathComponent("cache").path]
         }
         #expect(results.allSatisfy { $0.status == 0 })
@@ -26,14 +26,14 @@ struct CrossProcessSingleFlightTests {
 
     @Test func waitersFetchThemselvesWhenTheResponseIsNotStorable() async throws {
         let binary = try #require(dlcacheChildBinary)
-        let origin = try OriginServer()
+        let origin = try await offThePool { try OriginServer() }
         defer { origin.stop() }
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-xproc-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: root) }
         try await origin.configure(path: "/nostore", headers: [("Cache-Control", "no-store")], body: "fresh each time",
                                    delay: 0.5)
         let url = origin.url("/nostore").absoluteString
-        let results = try runChildren(4, binary: binary, outputDirectory: root.appendingPathComponent("out")) { _ in
+        let results = try await runChildren(4, binary: binary, outputDirectory: root.appendingPathComponent("out")) { _ in
             ["get", url, "--cache-dir", root.appendingPathComponent("cache").path]
         }
         #expect(results.allSatisfy { $0.status == 0 && $0.body == Data("fresh each time".utf8) })
@@ -48,7 +48,7 @@ struct CrossProcessSingleFlightTests {
             try await fleet.origin.configure(path: "/fleet", headers: [("Cache-Control", "max-age=600")], body: body,
                                              delay: 1.5)
             let url = fleet.origin.url("/fleet").absoluteString
-            let results = try runChildren(8, binary: binary, environment: ["DLCACHE_REDIS": fleet.redis.url],
+            let results = try await runChildren(8, binary: binary, environment: ["DLCACHE_REDIS": fleet.redis.url],
                                           outputDirectory: fleet.root.appendingPathComponent("out")) { index in
                 ["get", url, "--cache-dir", fleet.root.appendingPathComponent("machine-\(index)").path]
             }

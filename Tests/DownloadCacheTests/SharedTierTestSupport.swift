@@ -16,7 +16,7 @@ final class LogLines: Sendable {
 
 /// One test's fleet: a loopback origin, a redis-server of its own and any number of "machines" (caches on their
 /// own directories) pointed at it.
-struct Fleet {
+struct Fleet: Sendable {
     let origin: OriginServer
     let redis: RedisServer
     let root: URL
@@ -74,10 +74,35 @@ struct Fleet {
 /// Runs `body` with a fresh fleet and always tears it down.
 func withFleet(redisConfiguration: [String] = [], controlUser: String? = nil, controlPassword: String? = nil,
                _ body: (Fleet) async throws -> Void) async throws {
-    let fleet = try Fleet.make(redisConfiguration: redisConfiguration, controlUser: controlUser,
-                               controlPassword: controlPassword)
-    defer { fleet.tearDown() }
-    try await body(fleet)
+    // Starting python and redis-server waits for them to listen: done on a Dispatch thread, so the test pool's few
+    // threads keep running other tests meanwhile.
+    let fleet = try await offThePool {
+        try Fleet.make(redisConfiguration: redisConfiguration, controlUser: controlUser, controlPassword: controlPassword)
+    }
+    do {
+        try await body(fleet)
+    } catch {
+        await offThePool { fleet.tearDown() }
+        throw error
+    }
+    await offThePool { fleet.tearDown() }
+}
+
+/// Runs blocking `work` (process start-up and shutdown) on a Dispatch thread instead of a test-pool thread.
+func offThePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue.global().async { continuation.resume(with: Result { try work() }) }
+    }
+}
+
+/// Runs blocking `work` on a Dispatch thread instead of a test-pool thread.
+func offThePool(_ work: @escaping @Sendable () -> Void) async {
+    await withCheckedContinuation { continuation in
+        DispatchQueue.global().async {
+            work()
+            continuation.resume()
+        }
+    }
 }
 
 /// The `dlcache` binary built next to the test bundle, if any (`swift build` builds it).
@@ -92,9 +117,10 @@ let dlcacheChildBinary: URL? = {
 }()
 
 /// Runs `count` `dlcache` children at once with `arguments(index)`, each writing its body to its own file, and
-/// waits (at most `timeout` seconds) for all; returns each child's exit status and body.
+/// waits (at most `timeout` seconds, sleeping between checks so no thread of the test pool is blocked) for all;
+/// returns each child's exit status and body.
 func runChildren(_ count: Int, binary: URL, environment: [String: String] = [:], timeout: TimeInterval = 60,
-                 outputDirectory: URL, arguments: (Int) -> [String]) throws -> [(status: Int32, body: Data)] {
+                 outputDirectory: URL, arguments: (Int) -> [String]) async throws -> [(status: Int32, body: Data)] {
     try FileManager.default.createDirectory(at: outputDirectory, withIntermediateDirectories: true)
     var children: [(Process, URL)] = []
     for index in 0..<count {
@@ -112,7 +138,7 @@ func runChildren(_ count: Int, binary: URL, environment: [String: String] = [:],
     }
     let deadline = Date().addingTimeInterval(timeout)
     for (child, _) in children {
-        while child.isRunning && Date() < deadline { usleep(10_000) }
+        while child.isRunning && Date() < deadline { try await Task.sleep(nanoseconds: 10_000_000) }
         if child.isRunning { child.terminate() }
     }
     return children.map { child, output in

@@ -20,10 +20,28 @@ struct SharedTierTests {
             #expect(shared.source == .cache)
             #expect(shared.reason.contains("shared tier"))
             #expect(try await fleet.originRequests("/a") == 1)
-            // The shared hit filled the second machine's local store: the next call is a local hit.
+            // The shared hit filled the second machine's local store (in the background): the next call is local.
+            await second.waitForBackgroundWork()
             #expect(second.store.variants(forPrimaryKey: RFC9111.primaryKey(method: "GET", url: fleet.origin.url("/a"))).count == 1)
             #expect(second.sharedTierStatistics?.hits == 1)
             #expect(try fleet.redis.keys().allSatisfy { $0.hasPrefix("dlcache:private:default:{") })
+        }
+    }
+
+    @Test func theREADMEConfigurationSharesEntries() async throws {
+        try await withFleet { fleet in
+            try await fleet.origin.configure(path: "/r", headers: [("Cache-Control", "public, max-age=600")], body: "r")
+            var caches: [DownloadCache] = []
+            for name in ["one", "two"] {
+                var configuration = DownloadCache.Configuration(directory: fleet.root.appendingPathComponent(name),
+                                                                namespace: "api")
+                configuration.mode = .shared
+                configuration.sharedTier = try .redis(fleet.redis.url)
+                configuration.log = { _ in }
+                caches.append(try DownloadCache(configuration: configuration))
+            }
+            for cache in caches { #expect(try await fleet.get(cache, "/r").text == "r") }
+            #expect(try await fleet.originRequests("/r") == 1)
         }
     }
 
