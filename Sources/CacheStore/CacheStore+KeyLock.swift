@@ -1,10 +1,6 @@
+import CacheSystem
 import Foundation
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// A cross-process lock on one opaque key of a namespace, held by this process until ``release()``.
 ///
@@ -35,10 +31,10 @@ public final class KeyLock: Sendable {
             return !done
         }
         guard first else { return }
-        _ = unlinkat(directory, name, 0)
-        _ = flock(descriptor, LOCK_UN)
-        _ = close(descriptor)
-        _ = close(directory)
+        _ = cs_unlink_at(directory, name)
+        _ = cs_lock(descriptor, CS_LOCK_UNLOCK, 0)
+        _ = cs_close(descriptor)
+        _ = cs_close(directory)
     }
 }
 
@@ -59,15 +55,18 @@ extension CacheStore {
     /// The lock directory `<namespace>/locks/` is created owner-only; it and the lock file are opened with
     /// `O_NOFOLLOW`, so a symlink planted there makes locking `.unavailable`, never a write elsewhere.
     public func acquireKeyLock(_ key: String, timeout: TimeInterval) async -> KeyLockAcquisition {
-        guard !isReadOnly else { return .unavailable }
-        let lockDirectory = directoryURL.appendingPathComponent("locks", isDirectory: true).path
-        if mkdir(lockDirectory, 0o700) != 0 && errno != EEXIST { return .unavailable }
+        guard !isReadOnly, !isClosed, files.handles.root >= 0 else { return .unavailable }
+        if cs_make_directory_at(files.handles.root, "locks", 0o700) != 0, cs_classify_error(cs_errno()) != CS_ERROR_EXISTS {
+            return .unavailable
+        }
         let name = KeyLockFile.name(for: key)
         let deadline = Date().addingTimeInterval(max(0, timeout))
         var waited = false
         var pause: UInt64 = 2_000_000
         while true {
-            switch KeyLockFile.tryLock(directory: lockDirectory, name: name) {
+            // The root descriptor is valid only while the store is open (closing it mid-wait gives up).
+            guard !isClosed else { return .unavailable }
+            switch KeyLockFile.tryLock(root: files.handles.root, name: name) {
             case .locked(let lock):
                 return .acquired(lock, waited: waited)
             case .failed:
@@ -80,11 +79,9 @@ extension CacheStore {
             }
         }
     }
-
-
 }
 
-/// The lock files under `<namespace>/locks/` (outside `CacheStore`, whose `close()` would shadow the C call).
+/// The lock files under `<namespace>/locks/`.
 enum KeyLockFile {
     enum Attempt {
         case locked(KeyLock)
@@ -92,31 +89,32 @@ enum KeyLockFile {
         case failed
     }
 
-    /// One non-blocking attempt: open (no symlinks), `flock(LOCK_EX | LOCK_NB)`, then make sure the locked file
-    /// is still the one at the path (a releasing holder unlinks it); a stale descriptor is retried at once.
-    static func tryLock(directory path: String, name: String) -> Attempt {
+    /// One non-blocking attempt: open `locks/` and the lock file in it (never through a symlink), take
+    /// `flock(LOCK_EX | LOCK_NB)`, then make sure the locked file is still the one at the path (a releasing holder
+    /// unlinks it); a stale descriptor is retried at once.
+    static func tryLock(root: Int32, name: String) -> Attempt {
         for _ in 0..<8 {
-            let directory = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            let directory = cs_open_directory_at(root, "locks")
             guard directory >= 0 else { return .failed }
-            let descriptor = openat(directory, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            let descriptor = cs_open_file_at(directory, name, CS_OPEN_READ_WRITE, CS_OPEN_CREATE, 0o600)
             guard descriptor >= 0 else {
-                close(directory)
+                _ = cs_close(directory)
                 return .failed
             }
-            if flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
-                let busy = errno == EWOULDBLOCK || errno == EAGAIN
-                close(descriptor)
-                close(directory)
+            if cs_lock(descriptor, CS_LOCK_EXCLUSIVE, 0) != 0 {
+                let busy = cs_classify_error(cs_errno()) == CS_ERROR_WOULD_BLOCK
+                _ = cs_close(descriptor)
+                _ = cs_close(directory)
                 return busy ? .busy : .failed
             }
-            var opened = stat(), current = stat()
-            if fstat(descriptor, &opened) == 0, fstatat(directory, name, &current, AT_SYMLINK_NOFOLLOW) == 0,
-               opened.st_dev == current.st_dev, opened.st_ino == current.st_ino {
+            var opened = cs_file_info(), current = cs_file_info()
+            if cs_stat_fd(descriptor, &opened) == 0, cs_stat_at(directory, name, &current) == 0,
+               opened.device == current.device, opened.inode == current.inode {
                 return .locked(KeyLock(directory: directory, descriptor: descriptor, name: name))
             }
-            _ = flock(descriptor, LOCK_UN)
-            close(descriptor)
-            close(directory)
+            _ = cs_lock(descriptor, CS_LOCK_UNLOCK, 0)
+            _ = cs_close(descriptor)
+            _ = cs_close(directory)
         }
         return .busy
     }

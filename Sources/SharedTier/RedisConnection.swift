@@ -195,6 +195,8 @@ enum SIGPIPEGuard {
         #if canImport(Darwin)
         var on: Int32 = 1
         _ = setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &on, socklen_t(MemoryLayout<Int32>.size))
+        #else
+        _ = fd   // Linux: see run(_:)
         #endif
     }
 
