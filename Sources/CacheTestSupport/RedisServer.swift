@@ -100,11 +100,13 @@ public final class RedisServer: @unchecked Sendable {
             wrapperInput = input
             serverPID = pid
         }
+        // Listening is enough (no persistence: nothing to load). A TCP connect, not a redis-cli per try: every
+        // Process.run costs descriptors and time in the test process.
         while Date() < deadline {
-            if (try? cli(["PING"]))?.contains("PONG") == true { return }
+            if Self.accepts(port) { return }
             usleep(20_000)
         }
-        throw RedisServerError(description: "redis-server on port \(port) did not answer PING within 10 s")
+        throw RedisServerError(description: "redis-server on port \(port) did not listen within 10 s")
     }
 
     /// Kills the server with SIGKILL (a crash: nothing is saved) and waits until its port is closed.
@@ -179,6 +181,26 @@ public final class RedisServer: @unchecked Sendable {
     /// - Throws: ``RedisServerError`` as ``cli(_:stdin:)``.
     public func keys(_ pattern: String = "*") throws -> [String] {
         try cli(["--raw", "KEYS", pattern]).split(separator: "\n").map(String.init).filter { !$0.isEmpty }.sorted()
+    }
+
+    /// Whether something accepts TCP connections on 127.0.0.1:`port`.
+    private static func accepts(_ port: Int) -> Bool {
+        #if canImport(Glibc)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let fd = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
     }
 
     /// A free TCP port on 127.0.0.1 (bound to port 0, read back, closed).
