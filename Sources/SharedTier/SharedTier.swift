@@ -64,7 +64,13 @@ public final class SharedTier: Sendable, CustomStringConvertible {
     private let log: @Sendable (String) -> Void
     private let idle = Mutex<[RedisConnection]>([])
     private let state = Mutex(BreakerState())
-    private let queue = DispatchQueue(label: "DownloadCache.SharedTier", qos: .userInitiated, attributes: .concurrent)
+    /// Serial queues (libdispatch gives each its own thread when busy), round-robin: hiredis blocks for up to the
+    /// timeout, which must not hold the caller's threads nor the width-limited pool behind concurrent queues.
+    private let queues = (0..<4).map { DispatchQueue(label: "DownloadCache.SharedTier.\($0)", qos: .userInitiated) }
+    private let nextQueue = Atomic<Int>(0)
+    private var queue: DispatchQueue {
+        queues[nextQueue.wrappingAdd(1, ordering: .relaxed).oldValue % queues.count]
+    }
 
     private struct BreakerState {
         var openUntil: Date?
