@@ -67,9 +67,9 @@ public final class SharedTier: Sendable, CustomStringConvertible {
     /// Serial queues (libdispatch gives each its own thread when busy), round-robin: hiredis blocks for up to the
     /// timeout, which must not hold the caller's threads nor the width-limited pool behind concurrent queues.
     private let queues = (0..<4).map { DispatchQueue(label: "DownloadCache.SharedTier.\($0)", qos: .userInitiated) }
-    private let nextQueue = Atomic<Int>(0)
+    private let nextQueue = Atomic<UInt>(0)
     private var queue: DispatchQueue {
-        queues[nextQueue.wrappingAdd(1, ordering: .relaxed).oldValue % queues.count]
+        queues[Int(nextQueue.wrappingAdd(1, ordering: .relaxed).oldValue % UInt(queues.count))]
     }
 
     private struct BreakerState {
