@@ -46,7 +46,7 @@ public enum DriverCommand: Command {
     static let defaultMaxConnections = 64
 
     /// `--cache-dir`, `--namespace`, `--mode`, `--max-connections`, `--max-in-flight`, `--inline-body-limit`,
-    /// `--no-stale-when-disconnected`, `--targeted-field`, `--redis`.
+    /// `--no-stale-when-disconnected`, `--targeted-field`, `--redis`, `--max-time`, `--stall-timeout`.
     public static var options: [OptionSpec] {
         CommonOptions.location + [
             OptionSpec("mode", .value("private|shared"),
@@ -61,7 +61,7 @@ public enum DriverCommand: Command {
                        help: "Answer an unreachable origin with an error instead of a stale copy (RFC 9111 4.2.4, on by default)."),
             TargetedFieldOption.spec,
             SharedTierOption.spec,
-        ]
+        ] + FetchLimits.options
     }
 
     /// The cache mode named by `--mode`, default `.private`.
@@ -103,8 +103,10 @@ public enum DriverCommand: Command {
     public static func run(_ parsed: ParsedArguments, context: CommandContext) async throws -> Int32 {
         let mode = try mode(parsed)
         let maxConnections = try parsed.integer("max-connections", in: 1...1024) ?? defaultMaxConnections
+        let limits = try FetchLimits.parse(parsed)
         let location = try CacheLocation.resolve(parsed, environment: context.environment)
         var sessionOptions = DriverSessionOptions()
+        sessionOptions.limits = limits
         sessionOptions.maxInFlight = try parsed.integer("max-in-flight", in: 1...65_536) ?? sessionOptions.maxInFlight
         sessionOptions.inlineBodyLimit = Int64(try parsed.integer("inline-body-limit", in: 0...Int(Int32.max))
                                                ?? Int(sessionOptions.inlineBodyLimit))

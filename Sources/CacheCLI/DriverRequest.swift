@@ -1,4 +1,5 @@
 import Foundation
+import DownloadCache
 import HTTPCacheSemantics
 
 /// The `id` of a driver request line, echoed unchanged in its answer: a JSON string or a JSON number.
@@ -85,7 +86,9 @@ public struct DriverRequest: Sendable, Equatable {
     /// Parses one input line.
     /// - Throws: ``DriverLineError`` (with the id when it could be read) for text that is not one JSON object,
     ///   a missing or non-string/number `id`, a missing or unparsable `url`, a `method` that is not a token,
-    ///   `headers` that are not `[name, value]` string pairs (or carry CR/LF/NUL), or a non-string `body`.
+    ///   `headers` that are not `[name, value]` string pairs (or carry CR/LF/NUL), a non-string `body`, or a
+    ///   field the transport sets itself (Content-Length, Transfer-Encoding, Connection, Expect, a Host naming
+    ///   another authority ...: `MessageFraming.requestProblem`), which would let a line frame its own messages.
     public static func parse(_ line: String) throws(DriverLineError) -> DriverRequest {
         var line = line
         line.makeContiguousUTF8()
@@ -117,6 +120,7 @@ public struct DriverRequest: Sendable, Equatable {
             throw DriverLineError(id: id, "malformed request: invalid URL '\(urlText)'")
         }
         let headers = try parseHeaders(object["headers"], id: id)
+        try checkFraming(method: method, url: url, headers: headers, id: id)
         let body: Data?
         switch object["body"] {
         case nil, .null?: body = nil
@@ -175,6 +179,14 @@ public struct DriverRequest: Sendable, Equatable {
             return headers
         default:
             throw DriverLineError(id: id, "malformed request: \"headers\" must be an array of [\"Name\", \"value\"] pairs")
+        }
+    }
+
+    /// Refuses what the transport must set itself (``MessageFraming``): framing fields such as Content-Length
+    /// or Transfer-Encoding, a Host naming another authority, control characters.
+    private static func checkFraming(method: String, url: URL, headers: HTTPHeaders, id: DriverID) throws(DriverLineError) {
+        if let problem = MessageFraming.requestProblem(method: method, url: url, headers: headers) {
+            throw DriverLineError(id: id, "refused request: \(problem)")
         }
     }
 }

@@ -16,6 +16,8 @@ public struct DriverSessionOptions: Sendable {
     public var maxInFlight = defaultMaxInFlight
     /// Bodies larger than this many bytes are answered with `"bodyFile"` instead of inline.
     public var inlineBodyLimit = defaultInlineBodyLimit
+    /// `--max-time` / `--stall-timeout` for every request of the session (default: the library's).
+    public var limits = FetchLimits()
 
     /// Creates options with the defaults.
     public init() {}
@@ -116,6 +118,7 @@ public final class DriverSession: Sendable {
         var requestOptions = RequestOptions()
         requestOptions.followRedirects = false
         requestOptions.body = request.body
+        options.limits.apply(to: &requestOptions)
         do {
             let response = try await cache.response(for: request.cacheRequest, options: requestOptions)
             return try answer(response, to: request)

@@ -40,6 +40,8 @@ public enum ErrorText {
         case .storage: return "storage error"
         case .http(let status): return "HTTP \(status)"
         case .tooManyRedirects: return "too many redirects"
+        case .invalidRequest: return "invalid request"
+        case .invalidResponse: return "invalid response from the origin"
         case .other: return "failed"
         }
     }
@@ -47,7 +49,7 @@ public enum ErrorText {
     /// The client error codes without a payload, by their Swift case name (`timedOut`), for ``clean(_:)``.
     private static let namedCodes: [String: String] = Dictionary(uniqueKeysWithValues: [
         DownloadError.Code.connectionFailed, .timedOut, .cancelled, .notCached, .truncated, .invalidURL, .storage,
-        .tooManyRedirects, .other,
+        .tooManyRedirects, .invalidRequest, .invalidResponse, .other,
     ].map { ("\($0)", words($0)) })
 
     /// A Foundation error in words: the POSIX reason when there is one (`Is a directory`), else the

@@ -45,7 +45,7 @@ public enum GetCommand: Command {
             OptionSpec("pin", help: "Pin the stored entry (never evicted by limits)."),
             OptionSpec("header", short: "H", .repeated("name: value"), help: "Add a request header (repeatable)."),
             OptionSpec("request", short: "X", .value("method"), help: "Request method (default: GET)."),
-            OptionSpec("max-time", .value("seconds"), help: "Give up on the origin after this many seconds (> 0, at most 1 day)."),
+        ] + FetchLimits.options + [
             OptionSpec("fail", short: "f", help: "Exit 1 on HTTP status >= 400 and print no body."),
             OptionSpec("verbose", short: "v", help: "Print a summary line, the decision's reason and any storage warnings on stderr."),
             CommonOptions.json,
@@ -68,8 +68,7 @@ public enum GetCommand: Command {
         options.writeToCache = !parsed.flag("no-store")
         options.readFromCache = !parsed.flag("no-read")
         options.pin = parsed.flag("pin")
-        options.timeout = try parsed.seconds("max-time", maximum: SecondsLimit.maxTime, maximumLabel: "1 day",
-                                             allowZero: false)
+        try FetchLimits.parse(parsed).apply(to: &options)
         return options
     }
 
@@ -88,7 +87,12 @@ public enum GetCommand: Command {
                   !line[..<colon].contains(where: { $0 == " " || $0 == "\t" }) else {
                 throw UsageError("invalid value '\(line)' for '-H': expected 'Name: value'")
             }
-            headers.add(String(line[..<colon]), String(line[line.index(after: colon)...]))
+            headers.add(String(line[..<colon]), HTTPHeaders.trimOWS(String(line[line.index(after: colon)...])))
+        }
+        // Framing fields (Content-Length, Transfer-Encoding, Connection, Expect ...), a Host naming another
+        // authority and control characters belong to the transport: refused here as a usage error.
+        if let problem = MessageFraming.requestProblem(method: method, url: url, headers: headers) {
+            throw UsageError("invalid value for '-H': \(problem)")
         }
         return CacheRequest(method: method, url: url, headers: headers)
     }
@@ -154,6 +158,8 @@ public enum GetCommand: Command {
         case .connectionFailed, .timedOut: break
         default: return ""
         }
+        // A redirect target failed: the stored copies of the requested URL do not stand in for it.
+        if let failed = error.url, failed != request.url { return "" }
         guard !options.fallbackToCacheIfLoadFails, options.readFromCache, request.method.uppercased() == "GET",
               !cache.entryDescriptions(for: request.url).isEmpty else { return "" }
         return " (a stale copy is stored: --fallback-to-cache serves it)"

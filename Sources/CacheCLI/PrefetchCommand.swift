@@ -25,6 +25,7 @@ public enum PrefetchCommand: Command {
         CommonOptions.location + [SharedTierOption.spec] + [
             OptionSpec("concurrency", .value("n"), help: "Downloads at the same time (default: 6)."),
             OptionSpec("pin", help: "Pin every entry so limits never evict it."),
+        ] + FetchLimits.options + [
             OptionSpec("verbose", short: "v", help: "Also print storage warnings (responses that could not be stored) on stderr."),
             CommonOptions.json,
         ]
@@ -73,13 +74,14 @@ public enum PrefetchCommand: Command {
     /// - Throws: ``UsageError`` for bad options or URLs, ``CommandFailure`` when the list or the cache cannot open.
     public static func run(_ parsed: ParsedArguments, context: CommandContext) async throws -> Int32 {
         let concurrency = try parsed.integer("concurrency", in: 1...1000)
+        let limits = try FetchLimits.parse(parsed)
         let urls = try readURLs(parsed, context: context)
         let cache = try CacheOpener.open(parsed, context: context, create: true, sharedTier: true)
         let environment = context.environment
         let start = environment.now()
         let reporter = ProgressReporter(console: context.console, start: start, now: environment.now)
         let report = await PrefetchRunner.run(cache, urls: urls, pin: parsed.flag("pin"),
-                                              concurrency: concurrency, reporter: reporter)
+                                              concurrency: concurrency, limits: limits, reporter: reporter)
         reporter.finish()
         let seconds = environment.now().timeIntervalSince(start)
         let failures = report.failed.map { (url: $0.url.absoluteString, error: ErrorText.describe($0.error)) }

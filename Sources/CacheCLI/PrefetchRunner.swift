@@ -43,7 +43,7 @@ enum PrefetchRunner {
     /// Fetches `urls` (pinning the stored responses when `pin`), `concurrency` at a time (nil: the cache's
     /// `maxConcurrentDownloads`), reporting to `reporter`; returns the same report the client's prefetch would.
     static func run(_ cache: DownloadCache, urls: [URL], pin: Bool, concurrency: Int?,
-                    reporter: ProgressReporter) async -> PrefetchReport {
+                    limits: FetchLimits = FetchLimits(), reporter: ProgressReporter) async -> PrefetchReport {
         let width = max(1, concurrency ?? cache.configuration.maxConcurrentDownloads)
         let tally = TallyBox()
         tally.state.withLock { $0.total = urls.count }
@@ -51,7 +51,8 @@ enum PrefetchRunner {
             for (index, url) in urls.enumerated() {
                 if index >= width { _ = await group.next() }
                 group.addTask {
-                    await fetch(cache, url: url, index: index, pin: pin, tally: tally, reporter: reporter)
+                    await fetch(cache, url: url, index: index, pin: pin, limits: limits, tally: tally,
+                                reporter: reporter)
                 }
             }
         }
@@ -59,9 +60,10 @@ enum PrefetchRunner {
     }
 
     /// Fetches one URL, updating `tally` as bytes arrive and when it finishes.
-    private static func fetch(_ cache: DownloadCache, url: URL, index: Int, pin: Bool, tally: TallyBox,
-                              reporter: ProgressReporter) async {
+    private static func fetch(_ cache: DownloadCache, url: URL, index: Int, pin: Bool, limits: FetchLimits,
+                              tally: TallyBox, reporter: ProgressReporter) async {
         var options = RequestOptions(pin: pin)
+        limits.apply(to: &options)
         options.progress = { progress in
             tally.state.withLock { t in
                 guard !t.finished.contains(index) else { return }

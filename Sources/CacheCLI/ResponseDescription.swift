@@ -41,9 +41,13 @@ enum ResponseDescription {
     }
 
     /// The one-line message for a failed fetch, saying which failure it was.
+    /// A failed redirect target is named by its own URL (`DownloadError.url`), with the requested one.
     static func failureMessage(_ error: any Error, url: URL) -> String {
-        let target = url.absoluteString
-        guard let error = error as? DownloadError else { return "cannot get \(target): \(ErrorText.describe(error))" }
+        guard let error = error as? DownloadError else {
+            return "cannot get \(url.absoluteString): \(ErrorText.describe(error))"
+        }
+        let target = error.url.map { "\($0.absoluteString) (redirect target of \(url.absoluteString))" }
+            ?? url.absoluteString
         let detail = ErrorText.clean(error.detail)
         switch error.code {
         case .connectionFailed:
@@ -64,6 +68,10 @@ enum ResponseDescription {
             return "too many redirects from \(target) (\(detail))"
         case .cancelled:
             return "cancelled: \(target) (\(detail))"
+        case .invalidRequest:
+            return "invalid request for \(target): \(detail)"
+        case .invalidResponse:
+            return "protocol error: the origin's response for \(target) breaks HTTP; nothing stored (\(detail))"
         case .other:
             return "cannot get \(target): \(detail)"
         }

@@ -1,5 +1,10 @@
 import Foundation
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A running `Tests/Fixtures/hostile_origin.py`: a loopback origin whose responses are the exact bytes a
 /// test scripts (status line, header fields, framing, body), and which records every raw request it received.
@@ -106,8 +111,7 @@ public final class HostileOrigin: Sendable {
     public let port: Int
     /// `http://127.0.0.1:<port>`.
     public let baseURL: URL
-    private let process: Process
-    private let stdin: Pipe
+    private let child: ChildProcess
     private let lines: LineQueue
     private let commandLock = Mutex(())
 
@@ -119,31 +123,25 @@ public final class HostileOrigin: Sendable {
     }
 
     /// Starts the origin and waits (at most `timeout` seconds) for its `LISTENING <port>` line.
+    ///
+    /// Launched with posix_spawn rather than Foundation's `Process`, whose `run()` on Linux can crash while the
+    /// test process has many descriptors open (swift-corelibs-foundation #5472, not in this toolchain).
     /// - Throws: `OriginError` when python3 or the script is missing or no port was announced in time.
     public init(timeout: TimeInterval = 10) throws {
         let script = HostileOrigin.scriptURL
         guard FileManager.default.fileExists(atPath: script.path) else {
             throw OriginError(description: "hostile origin script not found at \(script.path)")
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-u", script.path]
-        let stdin = Pipe(), stdout = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = FileHandle.nullDevice
-        do { try process.run() } catch {
-            throw OriginError(description: "cannot launch python3: \(error)")
+        guard let child = ChildProcess(["/usr/bin/env", "python3", "-u", script.path]) else {
+            throw OriginError(description: "cannot launch python3: \(String(cString: strerror(errno)))")
         }
-        let lines = LineQueue(reading: stdout.fileHandleForReading)
+        let lines = LineQueue(reading: FileHandle(fileDescriptor: child.stdoutFD, closeOnDealloc: true))
         guard let first = lines.next(timeout: timeout), first.hasPrefix("LISTENING "),
               let port = Int(first.dropFirst("LISTENING ".count)) else {
-            try? stdin.fileHandleForWriting.close()
-            process.terminate()
+            child.stop()
             throw OriginError(description: "hostile origin did not print LISTENING within \(timeout) s")
         }
-        self.process = process
-        self.stdin = stdin
+        self.child = child
         self.lines = lines
         self.port = port
         self.baseURL = URL(string: "http://127.0.0.1:\(port)") ?? URL(fileURLWithPath: "/")
@@ -155,10 +153,7 @@ public final class HostileOrigin: Sendable {
 
     /// Stops the origin by closing its standard input (idempotent); waits briefly for it to exit.
     public func stop() {
-        try? stdin.fileHandleForWriting.close()
-        let deadline = Date().addingTimeInterval(2)
-        while process.isRunning && Date() < deadline { usleep(10_000) }
-        if process.isRunning { process.terminate() }
+        child.stop()
     }
 
     /// The absolute URL of `target` (e.g. `"/a?x=1"`) on this origin.
@@ -213,8 +208,8 @@ public final class HostileOrigin: Sendable {
         try commandLock.withLock { _ in
             var line = try JSONSerialization.data(withJSONObject: message)
             line.append(0x0A)
-            do { try stdin.fileHandleForWriting.write(contentsOf: line) } catch {
-                throw OriginError(description: "hostile origin is gone: \(error)")
+            guard child.writeToStdin(line) else {
+                throw OriginError(description: "hostile origin is gone: \(String(cString: strerror(errno)))")
             }
             guard let reply = lines.next(timeout: 10) else {
                 throw OriginError(description: "hostile origin did not answer \(message["op"] ?? "")")
@@ -276,6 +271,94 @@ private final class LineQueue: Sendable {
                 return nil
             }
             return state.lines.removeFirst()
+        }
+    }
+}
+
+/// A child process started with posix_spawn, its standard input and output on pipes, standard error on /dev/null.
+private final class ChildProcess: Sendable {
+    let pid: pid_t
+    let stdoutFD: Int32
+    private let stdinFD = Mutex<Int32>(-1)
+
+    /// Spawns `arguments` (the first is the executable path); `nil` (errno set) when it cannot be started.
+    init?(_ arguments: [String]) {
+        // A write to a child that died must fail with EPIPE, not kill the test process.
+        signal(SIGPIPE, SIG_IGN)
+        var input: [Int32] = [-1, -1], output: [Int32] = [-1, -1]
+        guard pipe(&input) == 0 else { return nil }
+        guard pipe(&output) == 0 else {
+            close(input[0]); close(input[1])
+            return nil
+        }
+        for fd in [input[1], output[0]] { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        #if canImport(Glibc)
+        var actions = posix_spawn_file_actions_t()
+        #else
+        var actions: posix_spawn_file_actions_t?
+        #endif
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, input[0], 0)
+        posix_spawn_file_actions_adddup2(&actions, output[1], 1)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        #if canImport(Glibc)
+        let environment = environ
+        #else
+        let environment = _NSGetEnviron().pointee
+        #endif
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, arguments[0], &actions, nil, argv, environment)
+        close(input[0])
+        close(output[1])
+        guard spawned == 0 else {
+            close(input[1]); close(output[0])
+            errno = spawned
+            return nil
+        }
+        self.pid = pid
+        self.stdoutFD = output[0]
+        stdinFD.withLock { $0 = input[1] }
+    }
+
+    /// Writes all of `data` to the child's standard input; false when it is closed or gone.
+    func writeToStdin(_ data: Data) -> Bool {
+        stdinFD.withLock { fd in
+            guard fd >= 0 else { return false }
+            return data.withUnsafeBytes { raw -> Bool in
+                guard let base = raw.baseAddress else { return true }
+                var offset = 0
+                while offset < raw.count {
+                    let written = write(fd, base + offset, raw.count - offset)
+                    if written < 0 && errno == EINTR { continue }
+                    if written <= 0 { return false }
+                    offset += written
+                }
+                return true
+            }
+        }
+    }
+
+    /// Closes the child's standard input (it exits then), waits up to 2 s, then SIGKILLs it; idempotent.
+    func stop() {
+        let fd = stdinFD.withLock { fd -> Int32 in
+            let old = fd
+            fd = -1
+            return old
+        }
+        guard fd >= 0 else { return }
+        close(fd)
+        var status: Int32 = 0
+        let deadline = Date().addingTimeInterval(2)
+        while waitpid(pid, &status, WNOHANG) == 0 {
+            if Date() >= deadline {
+                kill(pid, SIGKILL)
+                _ = waitpid(pid, &status, 0)
+                return
+            }
+            usleep(10_000)
         }
     }
 }

@@ -13,6 +13,8 @@ struct CurlResponseHead: Sendable {
     private(set) var status: Int?
     /// The reason phrase as received; empty when the origin sent none (HTTP/2 never does).
     private(set) var reasonPhrase = ""
+    /// The protocol of the last status line, e.g. `"HTTP/1.1"`, `"HTTP/2"`; `nil` before one arrived.
+    private(set) var version: String?
     /// The field lines of the last block, in order.
     private(set) var fields: [HTTPHeaders.Field] = []
     /// Whether the blank line ending the last block arrived.
@@ -20,6 +22,11 @@ struct CurlResponseHead: Sendable {
     /// The complete 1xx interim responses (RFC 9110 §15.2) received before the current block, in order; a final
     /// response of an earlier hop clears them. Never merged into ``headers``.
     private(set) var interim: [InterimResponse] = []
+    /// A framing field (Content-Length, Transfer-Encoding) written so that libcurl and this parser may read it
+    /// differently: whitespace before its colon (RFC 9112 §5.1) or an obs-fold continuation (§5.2). libcurl
+    /// ignores such a line for framing while the field list shows it, so the body could keep its chunk framing
+    /// or run past the length; the transport refuses the head. `nil` when none.
+    private(set) var framingAnomaly: String?
 
     /// The reason phrase to report: the received one; when none was sent (empty in HTTP/1.1, absent in HTTP/2),
     /// the standard text of a status RFC 9110 §15 defines, and an empty phrase for any other status (e.g. 299),
@@ -66,15 +73,27 @@ struct CurlResponseHead: Sendable {
         if let first = line.first, first == " " || first == "\t" {
             // obs-fold: a continuation of the previous field's value.
             guard let lastIndex = fields.indices.last else { return }
+            if Self.isFramingField(fields[lastIndex].name) {
+                framingAnomaly = "obs-fold continuation of \(fields[lastIndex].name)"
+            }
             let addition = HTTPHeaders.trimOWS(String(line))
             let previous = fields[lastIndex].value
             fields[lastIndex].value = previous.isEmpty ? addition : previous + " " + addition
             return
         }
         guard let colon = line.firstIndex(of: ":") else { return }
-        let name = HTTPHeaders.trimOWS(String(line[..<colon]))
+        let rawName = String(line[..<colon])
+        let name = HTTPHeaders.trimOWS(rawName)
         guard !name.isEmpty else { return }
+        if name != rawName, Self.isFramingField(name) {
+            framingAnomaly = "whitespace between \(name) and its colon"
+        }
         fields.append(HTTPHeaders.Field(name: name, value: String(line[line.index(after: colon)...])))
+    }
+
+    /// Whether `name` is a field that delimits the body (RFC 9112 §6).
+    private static func isFramingField(_ name: String) -> Bool {
+        HTTPHeaders.namesEqual(name, "Content-Length") || HTTPHeaders.namesEqual(name, "Transfer-Encoding")
     }
 
     /// Starts a new block at `statusLine` ("HTTP/1.1 299 Whatever", "HTTP/2 200").
@@ -90,7 +109,9 @@ struct CurlResponseHead: Sendable {
         }
         fields = []
         isComplete = false
+        framingAnomaly = nil
         let parts = statusLine.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
+        version = parts.first.map(String.init)
         guard parts.count >= 2, let code = Int(parts[1]), (100...999).contains(code) else {
             status = nil
             reasonPhrase = ""

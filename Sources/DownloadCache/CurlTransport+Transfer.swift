@@ -37,6 +37,16 @@ final class CurlTransfer: @unchecked Sendable {
     private var head = CurlResponseHead()
     private var received: Int64 = 0
     private var writeError: String?
+    /// Why the response head was refused (``MessageFraming``); the header callback then aborts the transfer.
+    private var responseProblem: String?
+    /// Bytes of header lines received (every block), for the stall rule.
+    private var headerBytes: Int64 = 0
+    /// The stall rule's current window: when it started (monotonic nanoseconds, 0 = not yet) and the byte
+    /// count at its start.
+    private var windowStart: UInt64 = 0
+    private var windowBytes: Int64 = 0
+    /// Set when the stall rule aborted the transfer.
+    private var stalled = false
 
     /// Creates the easy handle; `nil` when libcurl cannot allocate one.
     init?(request: TransportRequest, bodyPath: String, smallBodyLimit: Int64,
@@ -66,9 +76,38 @@ final class CurlTransfer: @unchecked Sendable {
 
     // MARK: - Callbacks (loop thread)
 
-    /// One raw header line from libcurl.
-    func receiveHeaderLine(_ bytes: UnsafeRawBufferPointer) {
+    /// One raw header line from libcurl; at the end of a final (non-1xx) head, checks its framing and status.
+    /// - Returns: false to abort the transfer (the head was refused; no body byte is taken).
+    func receiveHeaderLine(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        headerBytes += Int64(bytes.count)
+        let wasComplete = head.isComplete
         head.consume(bytes)
+        guard head.isComplete, !wasComplete, let status = head.status, !(100..<200).contains(status) else { return true }
+        responseProblem = head.framingAnomaly
+            ?? MessageFraming.responseProblem(status: status, headers: head.headers, version: head.version,
+                                              request: request)
+        return responseProblem == nil
+    }
+
+    /// libcurl's progress callback (about once a second, and after each chunk): applies the stall rule.
+    /// - Returns: false to abort the transfer as stalled.
+    func checkStall(uploaded: Int64) -> Bool {
+        guard let rule = request.stallRule, rule.isActive else { return true }
+        let now = DispatchTime.now().uptimeNanoseconds
+        let moved = headerBytes + received + max(0, uploaded)
+        if windowStart == 0 {
+            windowStart = now
+            windowBytes = moved
+            return true
+        }
+        guard Double(now - windowStart) >= rule.seconds * 1e9 else { return true }
+        if moved - windowBytes < rule.minimumBytes {
+            stalled = true
+            return false
+        }
+        windowStart = now
+        windowBytes = moved
+        return true
     }
 
     /// One chunk of body bytes: kept in memory (small announced body) or written fully to the body file;
@@ -179,17 +218,34 @@ final class CurlTransfer: @unchecked Sendable {
         return !(request.method == "HEAD" || status == 204 || status == 304 || (100..<200).contains(status))
     }
 
+    /// The truncation error for a body cut off after `received` bytes: against its Content-Length, as a chunked
+    /// body, or of unannounced length.
+    private var truncation: TransportError {
+        if let expected = head.contentLength { return .truncated(expected: expected, received: received) }
+        if head.headers.contains("Transfer-Encoding") { return .truncatedChunked(received: received) }
+        return .truncated(expected: -1, received: received)
+    }
+
     /// Maps a CURLcode and the collected head to the transport's result.
     private func classify(_ code: CURLcode) -> Outcome {
+        if let responseProblem { return .failure(.invalidResponse(responseProblem)) }
+        if stalled, let rule = request.stallRule {
+            return .failure(.stalled(minimumBytes: rule.minimumBytes, seconds: rule.seconds))
+        }
         switch code {
         case CURLE_OK:
             return response()
         case CURLE_OPERATION_TIMEDOUT:
             return .failure(.timedOut)
         case CURLE_PARTIAL_FILE:
-            return .failure(.truncated(expected: head.contentLength ?? -1, received: received))
+            return .failure(truncation)
         case CURLE_RECV_ERROR where head.isComplete && bodyExpected:
-            return .failure(.truncated(expected: head.contentLength ?? -1, received: received))
+            return .failure(truncation)
+        case CURLE_OUT_OF_MEMORY where !head.isComplete:
+            // libcurl refuses a header line over 100 KB (CURL_MAX_HTTP_HEADER) with "out of memory".
+            return .failure(.invalidResponse("response header too large (libcurl takes at most 100 KB per header line)"))
+        case CURLE_WEIRD_SERVER_REPLY:
+            return .failure(.invalidResponse(detail(code)))
         case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY, CURLE_RECV_ERROR,
              CURLE_SEND_ERROR, CURLE_GOT_NOTHING:
             return .failure(.connectionFailed(detail(code)))
@@ -205,7 +261,9 @@ final class CurlTransfer: @unchecked Sendable {
         guard let status = head.status, head.isComplete else {
             return .failure(.connectionFailed("no HTTP response head received"))
         }
-        if bodyExpected, let expected = head.contentLength, received < expected {
+        if bodyExpected, let expected = head.contentLength, received != expected {
+            // Fewer bytes than announced: cut off. More cannot arrive over HTTP/1.1 (libcurl stops at the
+            // length), so a difference either way means the body is not the one announced.
             return .failure(.truncated(expected: expected, received: received))
         }
         var url = request.url
@@ -229,8 +287,14 @@ final class CurlTransfer: @unchecked Sendable {
 let curlHeaderCallback: dlc_write_callback = { buffer, size, count, userData in
     guard let buffer, let userData else { return 0 }
     let length = size * count
-    CurlTransfer.from(userData).receiveHeaderLine(UnsafeRawBufferPointer(start: buffer, count: length))
-    return length
+    let accepted = CurlTransfer.from(userData).receiveHeaderLine(UnsafeRawBufferPointer(start: buffer, count: length))
+    return accepted ? length : 0
+}
+
+/// libcurl's CURLOPT_XFERINFOFUNCTION: the stall rule of its ``CurlTransfer`` (non-zero aborts).
+let curlProgressCallback: dlc_xferinfo_callback = { userData, _, _, _, uploaded in
+    guard let userData else { return 0 }
+    return CurlTransfer.from(userData).checkStall(uploaded: Int64(uploaded)) ? 0 : 1
 }
 
 /// libcurl's CURLOPT_WRITEFUNCTION: forwards each body chunk to its ``CurlTransfer``.

@@ -15,9 +15,16 @@ import HTTPCacheSemantics
 ///   coding, so `Content-Encoding` and `Content-Length` always describe the bytes in the body file
 ///   (``TransportResponse/decodedContentEncoding`` is always `nil`). Chunked transfer coding is removed.
 /// - Request: any method token; header fields sent in the given order with duplicates; a field with an
-///   empty value is sent empty. libcurl's own `Accept: */*` is suppressed unless the caller set `Accept`,
-///   `Expect: 100-continue` is off unless the caller set `Expect`, and a request body gets no invented
+///   empty value is sent empty. Fields that frame the message (Content-Length, Transfer-Encoding,
+///   Connection, Expect, a Host naming another authority ...: ``MessageFraming``) are refused with
+///   ``TransportError/invalidRequest(_:)`` before anything is sent. libcurl's own `Accept: */*` is suppressed
+///   unless the caller set `Accept`, `Expect: 100-continue` is never sent, and a request body gets no invented
 ///   `Content-Type`. The path is sent as given (no dot-segment squashing). http and https only.
+/// - Response framing is checked on the raw header lines before any body byte is taken: an invalid or
+///   conflicting Content-Length, Transfer-Encoding with Content-Length, an unsolicited 304 or 206 fail with
+///   ``TransportError/invalidResponse(_:)`` (libcurl alone would read such a body until the connection closes).
+/// - Stalls: the request's ``StallRule`` is checked about once a second; a stalled transfer fails with
+///   ``TransportError/stalled(minimumBytes:seconds:)``.
 /// - Redirects are followed (at most 20 hops) only when ``TransportRequest/followRedirects`` is true.
 /// - One dedicated thread runs every transfer; connections are kept alive and reused. The `progress`
 ///   closure runs on that thread after each body chunk: keep it short.
@@ -68,8 +75,10 @@ public final class CurlTransport: HTTPTransport, Sendable {
     ///
     /// - Throws: `TransportError.connectionFailed` (refused, DNS, connection lost before a response),
     ///   `.timedOut` (request `timeout` or idle timeout), `.cancelled` (task cancelled), `.truncated` (body
-    ///   shorter than Content-Length or a chunked body cut off: `expected` -1), `.other` (unsupported scheme,
-    ///   unwritable body file: "write failed: ...", invalid header field, TLS and other libcurl errors).
+    ///   shorter than Content-Length), `.truncatedChunked` (a chunked body cut off), `.stalled` (stall rule),
+    ///   `.invalidRequest` (a field ``MessageFraming`` refuses; nothing sent), `.invalidResponse` (mis-framed
+    ///   or unsolicited response head, response header too large), `.other` (unsupported scheme, unwritable
+    ///   body file: "write failed: ...", TLS and other libcurl errors).
     public func send(_ request: TransportRequest, bodyFile: URL,
                      progress: (@Sendable (Int64, Int64?) -> Void)?) async throws(TransportError) -> TransportResponse {
         guard let loop else { throw TransportError.other("libcurl could not create a multi handle") }
@@ -77,9 +86,11 @@ public final class CurlTransport: HTTPTransport, Sendable {
         guard scheme == "http" || scheme == "https" else {
             throw TransportError.other("unsupported URL scheme '\(scheme)' (http and https only)")
         }
-        if let bad = request.headers.first(where: { !Self.isValidField($0) }) {
-            throw TransportError.other("invalid request header field '\(bad.name)'")
+        if let problem = MessageFraming.requestProblem(method: request.method, url: request.url, headers: request.headers) {
+            throw TransportError.invalidRequest(problem)
         }
+        var request = request
+        request.headers = MessageFraming.sentHeaders(request.headers)
         // The body file is created when the first body byte is streamed to it (a small announced body is
         // returned in memory and never creates it); it exists for every other successful response.
         guard let transfer = CurlTransfer(request: request, bodyPath: bodyFile.path,
@@ -101,12 +112,6 @@ public final class CurlTransport: HTTPTransport, Sendable {
         return try result.get()
     }
 
-    /// Whether a request field can be sent as one header line (no CR, LF or NUL; a non-empty name).
-    private static func isValidField(_ field: HTTPHeaders.Field) -> Bool {
-        let forbidden: Set<UInt8> = [0, 10, 13]
-        return !field.name.isEmpty && !field.name.utf8.contains(58)
-            && !field.name.utf8.contains(where: forbidden.contains) && !field.value.utf8.contains(where: forbidden.contains)
-    }
 }
 
 extension CurlTransport {
@@ -136,6 +141,11 @@ extension CurlTransport {
               "LOW_SPEED_TIME")
         if let total = request.timeout, total > 0 {
             check(dlc_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, Self.milliseconds(total)), "TIMEOUT_MS")
+        }
+        if let rule = request.stallRule, rule.isActive {
+            check(dlc_easy_setopt_long(easy, CURLOPT_NOPROGRESS, 0), "NOPROGRESS")
+            check(dlc_easy_setopt_xferinfo_callback(easy, curlProgressCallback), "XFERINFOFUNCTION")
+            check(dlc_easy_setopt_pointer(easy, CURLOPT_XFERINFODATA, transfer.userData), "XFERINFODATA")
         }
         if let userAgent, !request.headers.contains("User-Agent") {
             check(dlc_easy_setopt_string(easy, CURLOPT_USERAGENT, userAgent), "USERAGENT")
@@ -177,7 +187,8 @@ extension CurlTransport {
     }
 
     /// The request's fields as a curl_slist in order (duplicates kept; an empty value as `Name;`), plus the
-    /// suppressions of libcurl's own `Accept`, `Expect` and (with a body) `Content-Type`.
+    /// suppressions of libcurl's own `Accept`, `Expect` (never sent: framing belongs to the transport) and
+    /// (with a body) `Content-Type`.
     private static func headerList(for request: TransportRequest) -> UnsafeMutablePointer<curl_slist>? {
         var list: UnsafeMutablePointer<curl_slist>?
         func append(_ line: String) {
@@ -187,7 +198,7 @@ extension CurlTransport {
             append(field.value.isEmpty ? "\(field.name);" : "\(field.name): \(field.value)")
         }
         if !request.headers.contains("Accept") { append("Accept:") }
-        if !request.headers.contains("Expect") { append("Expect:") }
+        append("Expect:")
         if (request.body != nil || request.method == "POST") && !request.headers.contains("Content-Type") {
             append("Content-Type:")
         }

@@ -30,6 +30,9 @@ final class DataExchange: Sendable {
         var cancelRequested = false
         var resumed = false
         var finished = false
+        var stalled = false
+        /// Why the response head was refused (``MessageFraming``); the task is then cancelled.
+        var responseProblem: String?
         var progress: (@Sendable (Int64, Int64?) -> Void)?
     }
 
@@ -55,6 +58,7 @@ final class DataExchange: Sendable {
         }
         delegate.register(self, taskIdentifier: task.taskIdentifier)
         armTotalTimeout(task)
+        armStallRule(task)
         resume(task)
     }
 
@@ -63,9 +67,14 @@ final class DataExchange: Sendable {
         state.withLock { body(&$0) }
     }
 
-    /// The response head arrived: a body announced small collects in memory, any other streams to the body file.
+    /// The response head arrived: a head ``MessageFraming`` refuses cancels the task; a body announced small
+    /// collects in memory, any other streams to the body file.
     func shouldAllow(_ response: URLResponse) -> Bool {
         let http = response as? HTTPURLResponse
+        if let http, let problem = TransportExchange.responseProblem(http, request: request) {
+            state.withLock { $0.responseProblem = problem }
+            return false
+        }
         let status = http?.statusCode ?? 200
         let length = response.expectedContentLength
         let hasBody = URLSessionTransportDelegate.bodyExpected(method: request.method, status: status)
@@ -107,21 +116,27 @@ final class DataExchange: Sendable {
 
     /// The task ended: writes the body file and resumes the caller.
     func complete(error: Error?) {
-        let (continuation, file, writeError, received, response, body, expired, progress, task) = state.withLock { state in
-            state.finished = true
-            defer { state.continuation = nil; state.body = Data(); state.file = nil }
-            return (state.continuation, state.file, state.writeError, state.written, state.response, state.body,
-                    state.expired, state.progress, state.task)
-        }
+        let (continuation, file, writeError, received, response, body, expired, stalled, problem, progress, task)
+            = state.withLock { state in
+                state.finished = true
+                defer { state.continuation = nil; state.body = Data(); state.file = nil }
+                return (state.continuation, state.file, state.writeError, state.written, state.response, state.body,
+                        state.expired, state.stalled, state.responseProblem, state.progress, state.task)
+            }
         try? file?.close()
         guard let continuation else { return }
+        if let problem {
+            continuation.resume(returning: .done(.failure(.invalidResponse(problem))))
+            return
+        }
         if let writeError {
             continuation.resume(returning: .done(.failure(.other(writeError))))
             return
         }
         if let error {
             continuation.resume(returning: .done(.failure(TransportExchange.classify(
-                error, response: response, received: received, expired: expired, method: request.method))))
+                error, response: response, received: received, expired: expired,
+                stalled: stalled ? request.stallRule : nil, method: request.method))))
             return
         }
         guard let http = response ?? (task?.response as? HTTPURLResponse),
@@ -129,7 +144,7 @@ final class DataExchange: Sendable {
             continuation.resume(returning: .done(.failure(.connectionFailed("no HTTP response"))))
             return
         }
-        var result = TransportExchange.response(http, url: url, received: received, method: request.method)
+        var result = TransportExchange.response(http, url: url, received: received, request: request)
         if case .success(var done) = result {
             if file == nil { done.inMemoryBody = body }   // small: in memory, the body file stays empty
             result = .success(done)

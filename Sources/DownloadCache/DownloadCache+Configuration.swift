@@ -49,6 +49,11 @@ extension DownloadCache {
         public var effectiveTargetedFields: [String] {
             targetedFields ?? (mode == .shared ? ["CDN-Cache-Control"] : [])
         }
+        /// When a slow exchange fails as timed out (`TransportError.stalled`): fewer than `minimumBytes` in a
+        /// window of `seconds`. Default ``StallRule/default`` (1 KiB in 30 s: a body trickling 1 byte per second
+        /// fails within 45 s); `nil` = no stall rule (only `RequestOptions.timeout` and the transport's idle
+        /// timeout bound an exchange). `RequestOptions.stallRule` overrides it per request.
+        public var stallRule: StallRule? = .default
         /// Redirect hops followed before failing with `.tooManyRedirects`. Default 10.
         public var maxRedirects: Int = 10
         /// Seconds a store write (storing a response, freshening, pinning ...) waits while another process holds

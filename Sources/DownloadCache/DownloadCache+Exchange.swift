@@ -41,7 +41,8 @@ extension DownloadCache {
         let quiet = RequestOptions(policy: options.policy, fallbackToCacheIfLoadFails: options.fallbackToCacheIfLoadFails,
                                    ignoreServerCacheControl: options.ignoreServerCacheControl, storage: options.storage,
                                    readFromCache: true, writeToCache: options.writeToCache, expiresIn: options.expiresIn,
-                                   renewExpiryOnHit: false, pin: options.pin, timeout: options.timeout)
+                                   renewExpiryOnHit: false, pin: options.pin, timeout: options.timeout,
+                                   stallRule: options.stallRule)
         backgroundWork.start { [self] in
             _ = await self.backgroundRevalidations.run(key: key) { [self] in
                 let started = self.configuration.now()
@@ -104,7 +105,8 @@ extension DownloadCache {
         let hub = progressHub
         let callback = options.progress
         let transportRequest = TransportRequest(method: request.method, url: url, headers: request.headers,
-                                                body: options.body, timeout: options.timeout, followRedirects: false)
+                                                body: options.body, timeout: options.timeout, followRedirects: false,
+                                                stallRule: options.stallRule ?? configuration.stallRule)
         defer { hub.finish(url) }
         do {
             let response = try await transport.send(transportRequest, bodyFile: file) { received, expected in

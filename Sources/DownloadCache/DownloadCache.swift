@@ -108,7 +108,10 @@ public final class DownloadCache: Sendable {
     /// under its own key) unless `options.followRedirects` is false. Never throws because of a storage problem.
     /// - Throws: `DownloadError` — `.connectionFailed`/`.timedOut`/`.truncated` when the origin failed and no
     ///   stored response may stand in, `.notCached` when the policy forbids the network and nothing usable is
-    ///   stored, `.cancelled`, `.invalidURL`, `.tooManyRedirects`, `.storage`, `.other`.
+    ///   stored, `.invalidRequest` (a message-framing field, a Host naming another authority, CR/LF in a field:
+    ///   `MessageFraming.requestProblem`), `.invalidResponse` (the origin broke HTTP framing or answered 304/206
+    ///   unasked; nothing stored), `.cancelled`, `.invalidURL`, `.tooManyRedirects`, `.storage`, `.other`. A
+    ///   failure of a redirect target carries that target in `DownloadError.url`.
     public func response(for request: CacheRequest,
                          options: RequestOptions = RequestOptions()) async throws(DownloadError) -> CachedResponse {
         try await response(for: request, options: options, emitsEvent: true)
@@ -200,11 +203,23 @@ public final class DownloadCache: Sendable {
         if let port = request.url.port, !(1...65_535).contains(port) {
             throw DownloadError(.invalidURL, "port \(port) is outside 1...65535: \(request.url.absoluteString)")
         }
+        if let problem = MessageFraming.requestProblem(method: request.method, url: request.url, headers: request.headers) {
+            throw DownloadError(.invalidRequest, problem)
+        }
         var current = request
+        current.headers = MessageFraming.sentHeaders(request.headers)
         var hopOptions = options
         var hops = 0
         while true {
-            let result = try await singleHop(current, options: hopOptions)
+            let result: CachedResponse
+            do {
+                result = try await singleHop(current, options: hopOptions)
+            } catch {
+                // A redirect target's failure is reported under the target's own URL.
+                var failure = error
+                if hops > 0, failure.url == nil { failure.url = current.url }
+                throw failure
+            }
             guard options.followRedirects, Self.redirectStatuses.contains(result.status),
                   let location = result.headers.first("Location"),
                   let next = URL(string: location, relativeTo: current.url)?.absoluteURL,

@@ -26,6 +26,13 @@ public struct DownloadError: Error, Sendable, Hashable, CustomStringConvertible 
         case http(status: Int)
         /// Too many redirects (more than `Configuration.maxRedirects`).
         case tooManyRedirects
+        /// The request carries something the transport refuses to send (a message-framing field such as
+        /// Content-Length or Transfer-Encoding, a Host naming another authority, CR/LF in a field, a method that
+        /// is not a token); nothing was sent. See `MessageFraming.requestProblem(method:url:headers:)`.
+        case invalidRequest
+        /// The origin broke HTTP's rules (invalid or conflicting Content-Length, Transfer-Encoding with
+        /// Content-Length, an unsolicited 304 or 206, a response header too large); nothing was stored.
+        case invalidResponse
         /// Anything else (TLS failure, unwritable file ...); see `detail`.
         case other
 
@@ -39,12 +46,15 @@ public struct DownloadError: Error, Sendable, Hashable, CustomStringConvertible 
     public var detail: String
     /// The transport's classification when the failure came from the network, else `nil`.
     public var transportError: TransportError?
+    /// The URL whose exchange failed when it is not the requested one (a redirect target), else `nil`.
+    public var url: URL?
 
     /// Creates an error value.
-    public init(_ code: Code, _ detail: String, transportError: TransportError? = nil) {
+    public init(_ code: Code, _ detail: String, transportError: TransportError? = nil, url: URL? = nil) {
         self.code = code
         self.detail = detail
         self.transportError = transportError
+        self.url = url
     }
 
     /// Maps a transport failure to the caller-facing class.
@@ -53,7 +63,10 @@ public struct DownloadError: Error, Sendable, Hashable, CustomStringConvertible 
         case .connectionFailed: self.init(.connectionFailed, error.description, transportError: error)
         case .timedOut: self.init(.timedOut, error.description, transportError: error)
         case .cancelled: self.init(.cancelled, error.description, transportError: error)
-        case .truncated: self.init(.truncated, error.description, transportError: error)
+        case .truncated, .truncatedChunked: self.init(.truncated, error.description, transportError: error)
+        case .stalled: self.init(.timedOut, error.description, transportError: error)
+        case .invalidRequest: self.init(.invalidRequest, error.description, transportError: error)
+        case .invalidResponse: self.init(.invalidResponse, error.description, transportError: error)
         case .other: self.init(.other, error.description, transportError: error)
         }
     }
@@ -75,6 +88,8 @@ public struct DownloadError: Error, Sendable, Hashable, CustomStringConvertible 
             let phrase = ErrorWords.reasonPhrase(status)
             words = phrase.isEmpty ? "HTTP \(status)" : "HTTP \(status) \(phrase)"
         case .tooManyRedirects: words = "too many redirects"
+        case .invalidRequest: words = "invalid request"
+        case .invalidResponse: words = "invalid response from the origin"
         case .other: return detail.isEmpty ? "failed" : detail
         }
         if detail.isEmpty || detail.lowercased().hasPrefix(words.lowercased()) { return detail.isEmpty ? words : detail }

@@ -15,6 +15,8 @@ protocol ExchangeTaskState {
     var cancelRequested: Bool { get set }
     /// True once the task was resumed.
     var resumed: Bool { get set }
+    /// True when the stall rule cancelled the task (a cancellation then reads as stalled).
+    var stalled: Bool { get set }
 }
 
 /// The task lifecycle both URLSession exchanges (``DataExchange``, ``TransportExchange``) share: the total
@@ -38,6 +40,37 @@ extension TaskLifecycleExchange {
                 return !state.finished
             }
             if running { box.task.cancel() }
+        }
+    }
+
+    /// Applies `request.stallRule` to `task`: once per window it compares the bytes received and sent with the
+    /// count at the window's start, and cancels the task (marking the exchange stalled) when fewer than the
+    /// rule's minimum moved. No watcher without an active rule.
+    func armStallRule(_ task: URLSessionTask) {
+        guard let rule = request.stallRule, rule.isActive else { return }
+        let box = UncheckedTask(task: task)
+        let window = UInt64(min(rule.seconds, 86_400 * 365) * 1e9)
+        Task { [weak self] in
+            var last: Int64 = 0
+            while true {
+                try? await Task.sleep(nanoseconds: window)
+                guard let self else { return }
+                let moved = box.task.countOfBytesReceived + box.task.countOfBytesSent
+                let verdict = self.withTaskState { state -> Bool? in
+                    if state.finished { return nil }
+                    if moved - last < rule.minimumBytes {
+                        state.stalled = true
+                        return true
+                    }
+                    return false
+                }
+                guard let verdict else { return }
+                if verdict {
+                    box.task.cancel()
+                    return
+                }
+                last = moved
+            }
         }
     }
 

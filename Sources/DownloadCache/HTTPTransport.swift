@@ -16,16 +16,20 @@ public struct TransportRequest: Sendable, Hashable {
     /// Whether the transport may follow 3xx redirects itself; the cache client always passes `false` and
     /// follows them hop by hop so each hop is cached under its own key.
     public var followRedirects: Bool
+    /// When a slow exchange fails as stalled (``TransportError/stalled(minimumBytes:seconds:)``); `nil` = never
+    /// (only `timeout` and the transport's idle timeout bound it). Default ``StallRule/default``.
+    public var stallRule: StallRule?
 
     /// Creates a request; see the properties for units and defaults.
     public init(method: String = "GET", url: URL, headers: HTTPHeaders = HTTPHeaders(), body: Data? = nil,
-                timeout: TimeInterval? = nil, followRedirects: Bool = false) {
+                timeout: TimeInterval? = nil, followRedirects: Bool = false, stallRule: StallRule? = .default) {
         self.method = method
         self.url = url
         self.headers = headers
         self.body = body
         self.timeout = timeout
         self.followRedirects = followRedirects
+        self.stallRule = stallRule
     }
 }
 
@@ -44,6 +48,36 @@ public struct InterimResponse: Sendable, Hashable {
         self.status = status
         self.headers = headers
     }
+}
+
+/// The stall rule: an exchange fails as stalled when fewer than ``minimumBytes`` arrive (or are sent) within a
+/// window of ``seconds``; windows follow each other from the start of the exchange.
+///
+/// It bounds an origin that trickles a body (1 byte a second passes libcurl's idle check forever): with the
+/// default, fewer than 1 KiB in 30 s fails, so a body arriving at 1 byte per second fails within 45 s.
+public struct StallRule: Sendable, Hashable {
+    /// Bytes (response head, body and request content together) that must move in every window; 0 never stalls.
+    public var minimumBytes: Int64
+    /// Length of one window, in seconds (> 0).
+    public var seconds: TimeInterval
+
+    /// Creates a rule: fail when fewer than `minimumBytes` move in `seconds`.
+    public init(minimumBytes: Int64, seconds: TimeInterval) {
+        self.minimumBytes = minimumBytes
+        self.seconds = seconds
+    }
+
+    /// Creates a rule from a `Duration` window.
+    public init(minimumBytes: Int64, within window: Duration) {
+        let parts = window.components
+        self.init(minimumBytes: minimumBytes, seconds: Double(parts.seconds) + Double(parts.attoseconds) / 1e18)
+    }
+
+    /// Fewer than 1 KiB (1024 bytes) in 30 seconds.
+    public static let `default` = StallRule(minimumBytes: 1024, seconds: 30)
+
+    /// Whether the rule can ever fire (a positive byte count and a positive, finite window).
+    var isActive: Bool { minimumBytes > 0 && seconds > 0 && seconds.isFinite }
 }
 
 /// A complete response as the transport received it; the body is in the file the caller named.
@@ -93,16 +127,26 @@ public enum TransportError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The exchange was cancelled by the caller.
     case cancelled
     /// The body ended early: `received` bytes of the `expected` (Content-Length) bytes; `expected` is -1 when
-    /// the length was not announced (chunked body cut off). Never stored.
+    /// the length was not announced and the body was not chunked (closed by a connection failure). Never stored.
     case truncated(expected: Int64, received: Int64)
+    /// A chunked body ended before its last chunk: `received` bytes arrived. Never stored.
+    case truncatedChunked(received: Int64)
+    /// Fewer than `minimumBytes` moved within `seconds` (the request's ``StallRule``). Never stored.
+    case stalled(minimumBytes: Int64, seconds: TimeInterval)
+    /// The caller asked for something the transport refuses to send (a framing field such as Content-Length,
+    /// a Host naming another authority, CR/LF in a field ...), in words. Nothing was sent.
+    case invalidRequest(String)
+    /// The origin broke HTTP's rules (an invalid or conflicting Content-Length, Transfer-Encoding with
+    /// Content-Length, an unsolicited 304 or 206, a header too large ...), in words. Never stored.
+    case invalidResponse(String)
     /// Any other failure (bad URL, TLS, unwritable body file ...), in words.
     case other(String)
 
-    /// Whether this failure means the origin was unreachable (connection failed or timed out).
+    /// Whether this failure means the origin was unreachable (connection failed, timed out, stalled or cut off).
     public var isOriginUnreachable: Bool {
         switch self {
-        case .connectionFailed, .timedOut, .truncated: return true
-        case .cancelled, .other: return false
+        case .connectionFailed, .timedOut, .truncated, .truncatedChunked, .stalled: return true
+        case .cancelled, .invalidRequest, .invalidResponse, .other: return false
         }
     }
 
@@ -113,11 +157,24 @@ public enum TransportError: Error, Sendable, Hashable, CustomStringConvertible {
         case .timedOut: return "timed out"
         case .cancelled: return "cancelled"
         case .truncated(let expected, let received) where expected < 0:
-            return "truncated body: connection closed after \(received) bytes of a chunked body"
+            return "truncated body: connection lost after \(received) bytes of a body of unannounced length"
         case .truncated(let expected, let received):
             return "truncated body: connection closed after \(received) of \(expected) bytes"
+        case .truncatedChunked(let received):
+            return "truncated body: connection closed after \(received) bytes of a chunked body"
+        case .stalled(let minimumBytes, let seconds):
+            return "timed out: stalled (fewer than \(minimumBytes) bytes in \(Self.seconds(seconds)) s)"
+        case .invalidRequest(let detail): return "invalid request: \(detail)"
+        case .invalidResponse(let detail): return "invalid response from the origin: \(detail)"
         case .other(let detail): return detail
         }
+    }
+}
+
+extension TransportError {
+    /// `seconds` without a needless fraction (`30`, `1.5`).
+    static func seconds(_ value: TimeInterval) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
     }
 }
 
@@ -125,7 +182,9 @@ public enum TransportError: Error, Sendable, Hashable, CustomStringConvertible {
 /// the network (URLSession in production, scripted fakes in tests).
 ///
 /// A transport never caches, never decides anything about freshness, and reports a body shorter than its
-/// `Content-Length` as ``TransportError/truncated(expected:received:)``.
+/// `Content-Length` as ``TransportError/truncated(expected:received:)``. It owns message framing: it refuses
+/// the request fields ``MessageFraming/requestProblem(method:url:headers:)`` names, refuses a response head
+/// ``MessageFraming`` finds mis-framed or unsolicited, and applies the request's ``StallRule``.
 public protocol HTTPTransport: Sendable {
     /// Sends `request` and writes the response body to `bodyFile` (created or truncated), or returns a
     /// small body in ``TransportResponse/inMemoryBody`` instead (then the file need not exist).
@@ -135,8 +194,10 @@ public protocol HTTPTransport: Sendable {
     ///   - bodyFile: a file URL the body is streamed into; the caller owns it afterwards.
     ///   - progress: called with (bytes received so far, bytes expected or `nil` when unknown).
     /// - Returns: the response head and the number of body bytes written.
-    /// - Throws: `TransportError` — `.connectionFailed`, `.timedOut`, `.cancelled` (task cancelled),
-    ///   `.truncated` (body shorter than Content-Length), `.other`.
+    /// - Throws: `TransportError` — `.connectionFailed`, `.timedOut`, `.stalled` (the request's stall rule),
+    ///   `.cancelled` (task cancelled), `.truncated` / `.truncatedChunked` (body cut off), `.invalidRequest`
+    ///   (a caller field refused by ``MessageFraming``, nothing sent), `.invalidResponse` (the origin broke the
+    ///   framing rules of ``MessageFraming``; no body is returned), `.other`.
     func send(_ request: TransportRequest, bodyFile: URL,
               progress: (@Sendable (Int64, Int64?) -> Void)?) async throws(TransportError) -> TransportResponse
 }

@@ -39,6 +39,9 @@ public struct RequestOptions: Sendable {
     public var pin: Bool
     /// Seconds allowed for each network exchange; `nil` = the transport's default idle timeout.
     public var timeout: TimeInterval?
+    /// The stall rule for this request's exchanges; `nil` = `Configuration.stallRule`. A rule with
+    /// `minimumBytes` 0 switches it off for this request.
+    public var stallRule: StallRule?
     /// Follow 3xx redirects (each hop cached under its own key); `false` returns the 3xx as is.
     public var followRedirects: Bool
     /// The request content for unsafe methods (POST, PUT ...); `nil` sends none.
@@ -53,7 +56,8 @@ public struct RequestOptions: Sendable {
                 readFromCache: Bool = true, writeToCache: Bool = true, expiresIn: TimeInterval? = nil,
                 renewExpiryOnHit: Bool = false, pin: Bool = false, timeout: TimeInterval? = nil,
                 followRedirects: Bool = true, body: Data? = nil,
-                progress: (@Sendable (DownloadProgress) -> Void)? = nil) {
+                progress: (@Sendable (DownloadProgress) -> Void)? = nil, stallRule: StallRule? = nil) {
+        self.stallRule = stallRule
         self.policy = policy
         self.fallbackToCacheIfLoadFails = fallbackToCacheIfLoadFails
         self.ignoreServerCacheControl = ignoreServerCacheControl

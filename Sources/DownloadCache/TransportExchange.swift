@@ -14,6 +14,7 @@ final class TransportExchange: Sendable {
         var finished = false
         var cancelRequested = false
         var resumed = false
+        var stalled = false
         var poller: Task<Void, Never>?
         var progress: (@Sendable (Int64, Int64?) -> Void)?
     }
@@ -42,6 +43,7 @@ final class TransportExchange: Sendable {
         }
         delegate.register(self, taskIdentifier: task.taskIdentifier)
         armTotalTimeout(task)
+        armStallRule(task)
         if let progress {
             let poller = Task { [weak self] in
                 var last: Int64 = -1
@@ -68,9 +70,9 @@ final class TransportExchange: Sendable {
 
     /// Moves the downloaded file onto `bodyFile` and classifies the outcome.
     func finish(location: URL?, response: URLResponse?, error: Error?) -> Result<TransportResponse, TransportError> {
-        let (expired, poller, task, progress) = state.withLock { state in
+        let (expired, stalled, poller, task, progress) = state.withLock { state in
             state.finished = true
-            return (state.expired, state.poller, state.task, state.progress)
+            return (state.expired, state.stalled, state.poller, state.task, state.progress)
         }
         poller?.cancel()
         let http = (response ?? task?.response) as? HTTPURLResponse
@@ -91,13 +93,13 @@ final class TransportExchange: Sendable {
         }
         if let error {
             return .failure(Self.classify(error, response: http, received: received, expired: expired,
-                                          method: request.method))
+                                          stalled: stalled ? request.stallRule : nil, method: request.method))
         }
         guard let http, let url = http.url ?? task?.currentRequest?.url else {
             return .failure(.connectionFailed("no HTTP response"))
         }
         if location == nil { received = 0 }
-        let result = Self.response(http, url: url, received: received, method: request.method)
+        let result = Self.response(http, url: url, received: received, request: request)
         if case .success(let done) = result { progress?(done.bodySize, done.bodySize) }
         return result
     }
@@ -108,15 +110,30 @@ final class TransportExchange: Sendable {
         return Int64(info.st_size)
     }
 
-    /// The response head with headers corrected for the gzip trap; a short body is `.truncated`.
-    static func response(_ http: HTTPURLResponse, url: URL, received: Int64,
-                                 method: String) -> Result<TransportResponse, TransportError> {
+    /// The header fields of `http` (sorted by name; URLSession joins repeated fields with ", ").
+    static func headers(of http: HTTPURLResponse) -> HTTPHeaders {
         var headers = HTTPHeaders()
         let fields = http.allHeaderFields.compactMap { key, value -> (String, String)? in
             guard let name = key as? String else { return nil }
             return (name, "\(value)")
         }.sorted { $0.0.lowercased() < $1.0.lowercased() }
         for (name, value) in fields { headers.add(name, value) }
+        return headers
+    }
+
+    /// Why the response head of `http` is refused for `request` (``MessageFraming``), or `nil`.
+    static func responseProblem(_ http: HTTPURLResponse, request: TransportRequest) -> String? {
+        MessageFraming.responseProblem(status: http.statusCode, headers: headers(of: http), version: nil,
+                                       request: request)
+    }
+
+    /// The response head with headers corrected for the gzip trap; a short body is `.truncated`, a head
+    /// ``MessageFraming`` refuses is `.invalidResponse`.
+    static func response(_ http: HTTPURLResponse, url: URL, received: Int64,
+                         request: TransportRequest) -> Result<TransportResponse, TransportError> {
+        if let problem = responseProblem(http, request: request) { return .failure(.invalidResponse(problem)) }
+        let method = request.method
+        var headers = headers(of: http)
         headers.remove("Transfer-Encoding")
         var decoded: String?
         if let coding = headers.first("Content-Encoding"),
@@ -135,10 +152,12 @@ final class TransportExchange: Sendable {
 
     /// Maps a URLSession error to the transport's classes.
     static func classify(_ error: Error, response: HTTPURLResponse?, received: Int64, expired: Bool,
-                                 method: String) -> TransportError {
+                         stalled: StallRule? = nil, method: String) -> TransportError {
         guard let urlError = error as? URLError else { return .other("\(error)") }
         switch urlError.code {
-        case .cancelled: return expired ? .timedOut : .cancelled
+        case .cancelled:
+            if let stalled { return .stalled(minimumBytes: stalled.minimumBytes, seconds: stalled.seconds) }
+            return expired ? .timedOut : .cancelled
         case .timedOut: return .timedOut
         default: break
         }
@@ -150,6 +169,7 @@ final class TransportExchange: Sendable {
         }
         let detail = urlError.localizedDescription + " (\(urlError.code.rawValue))"
         if let truncation = truncation(in: detail, received: received) { return truncation }
+        if let problem = framingFailure(in: urlError.localizedDescription) { return .invalidResponse(problem) }
         switch urlError.code {
         case .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet,
              .cannotLoadFromNetwork, .internationalRoamingOff, .dataNotAllowed, .secureConnectionFailed,
@@ -167,7 +187,7 @@ final class TransportExchange: Sendable {
 extension TransportExchange {
     /// libcurl's CURLE_PARTIAL_FILE messages, which FoundationNetworking passes on with code -1 and without
     /// the response: "transfer closed with <n> bytes remaining to read" (Content-Length known) and
-    /// "transfer closed with outstanding read data remaining" (chunked; expected size unknown: -1).
+    /// "transfer closed with outstanding read data remaining" (a chunked body cut off).
     static func truncation(in message: String, received: Int64) -> TransportError? {
         let text = message.lowercased()
         guard text.contains("transfer closed with") else { return nil }
@@ -177,7 +197,21 @@ extension TransportExchange {
                 return .truncated(expected: received + remaining, received: received)
             }
         }
-        return .truncated(expected: -1, received: received)
+        return .truncatedChunked(received: received)
+    }
+}
+
+extension TransportExchange {
+    /// libcurl's framing refusals as FoundationNetworking passes them on (code -1, text only): "Invalid
+    /// Content-Length: value", "Weird server reply", a header over 100 KB ("... header (max is 102400)!").
+    static func framingFailure(in message: String) -> String? {
+        let text = message.lowercased()
+        if text.contains("invalid content-length") { return "invalid Content-Length" }
+        if text.contains("header (max is") || text.contains("too large response headers") {
+            return "response header too large"
+        }
+        if text.contains("weird server reply") { return message }
+        return nil
     }
 }
 

@@ -20,6 +20,12 @@ import Synchronization
 /// - gzip trap: libcurl decodes gzip/deflate by itself but keeps `Content-Encoding` and the compressed
 ///   `Content-Length`; the returned headers drop `Content-Encoding` and carry the decoded size instead.
 /// - Header fields are read from `allHeaderFields`, which joins repeated fields with ", " on Linux.
+/// - Framing (``MessageFraming``): caller fields that frame the message are refused before anything is sent
+///   (``TransportError/invalidRequest(_:)``); a response head with an invalid or conflicting Content-Length,
+///   Transfer-Encoding with Content-Length, or an unsolicited 304 / 206 fails with
+///   ``TransportError/invalidResponse(_:)`` (checked on the joined fields URLSession exposes).
+/// - Stalls: the request's ``StallRule`` is checked once per window on the task's byte counts; a stalled
+///   task is cancelled and fails with ``TransportError/stalled(minimumBytes:seconds:)``.
 /// - IPv6 literal hosts (`http://[::1]:8080/`) fail in FoundationNetworking with NSURLErrorBadURL (-1000)
 ///   (swift-corelibs-foundation issue #5496, fixed upstream by PR #5498, not in this toolchain); off Darwin such
 ///   URLs are refused with a clear `.other` error instead. ``CurlTransport`` handles them.
@@ -59,7 +65,8 @@ public final class URLSessionTransport: HTTPTransport, Sendable {
     }
 
     /// Sends `request`, streaming the body into `bodyFile`; see ``HTTPTransport/send(_:bodyFile:progress:)``.
-    /// - Throws: `TransportError` (`.connectionFailed`, `.timedOut`, `.cancelled`, `.truncated`, `.other`).
+    /// - Throws: `TransportError` (`.connectionFailed`, `.timedOut`, `.stalled`, `.cancelled`, `.truncated`,
+    ///   `.invalidRequest`, `.invalidResponse`, `.other`).
     public func send(_ request: TransportRequest, bodyFile: URL,
                      progress: (@Sendable (Int64, Int64?) -> Void)?) async throws(TransportError) -> TransportResponse {
         #if !canImport(Darwin)
@@ -68,6 +75,9 @@ public final class URLSessionTransport: HTTPTransport, Sendable {
                                        + "it (swift-corelibs-foundation #5496); use CurlTransport")
         }
         #endif
+        if let problem = MessageFraming.requestProblem(method: request.method, url: request.url, headers: request.headers) {
+            throw TransportError.invalidRequest(problem)
+        }
         guard FileManager.default.createFile(atPath: bodyFile.path, contents: nil) else {
             throw TransportError.other("cannot create body file \(bodyFile.path)")
         }
@@ -75,7 +85,7 @@ public final class URLSessionTransport: HTTPTransport, Sendable {
         urlRequest.httpMethod = request.method
         urlRequest.cachePolicy = .reloadIgnoringLocalCacheData
         urlRequest.timeoutInterval = request.timeout ?? defaultTimeout
-        for field in request.headers {
+        for field in MessageFraming.sentHeaders(request.headers) {
             urlRequest.addValue(field.value, forHTTPHeaderField: field.name)
         }
         urlRequest.httpBody = request.body

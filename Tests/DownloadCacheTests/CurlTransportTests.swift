@@ -323,8 +323,8 @@ import Testing
         }
         let injected = await failure(TransportRequest(url: URL(string: "http://127.0.0.1:9/") ?? URL(fileURLWithPath: "/"),
                                                       headers: [("X-A", "b\r\nX-Injected: 1")]))
-        guard case .other = injected else {
-            Issue.record("expected .other, got \(String(describing: injected))")
+        guard case .invalidRequest = injected else {
+            Issue.record("expected .invalidRequest, got \(String(describing: injected))")
             return
         }
     }
