@@ -45,31 +45,30 @@ extension TaskLifecycleExchange {
 
     /// Applies `request.stallRule` to `task`: once per window it compares the bytes received and sent with the
     /// count at the window's start, and cancels the task (marking the exchange stalled) when fewer than the
-    /// rule's minimum moved. No watcher without an active rule.
+    /// rule's minimum moved. No watcher without an active rule. Runs on Dispatch (not the cooperative pool, which
+    /// a busy process may starve), like the total timeout.
     func armStallRule(_ task: URLSessionTask) {
         guard let rule = request.stallRule, rule.isActive else { return }
-        let box = UncheckedTask(task: task)
-        let window = UInt64(min(rule.seconds, 86_400 * 365) * 1e9)
-        Task { [weak self] in
-            var last: Int64 = 0
-            while true {
-                try? await Task.sleep(nanoseconds: window)
-                guard let self else { return }
-                let moved = box.task.countOfBytesReceived + box.task.countOfBytesSent
-                let verdict = self.withTaskState { state -> Bool? in
-                    if state.finished { return nil }
-                    if moved - last < rule.minimumBytes {
-                        state.stalled = true
-                        return true
-                    }
-                    return false
+        checkStall(UncheckedTask(task: task), rule: rule, window: min(rule.seconds, 86_400 * 365), since: 0)
+    }
+
+    /// One window of ``armStallRule(_:)``: `since` is the byte count at the window's start.
+    private func checkStall(_ box: UncheckedTask, rule: StallRule, window: TimeInterval, since: Int64) {
+        DispatchQueue.global().asyncAfter(deadline: .now() + window) { [weak self] in
+            guard let self else { return }
+            let moved = box.task.countOfBytesReceived + box.task.countOfBytesSent
+            let verdict = self.withTaskState { state -> Bool? in
+                if state.finished { return nil }
+                if moved - since < rule.minimumBytes {
+                    state.stalled = true
+                    return true
                 }
-                guard let verdict else { return }
-                if verdict {
-                    box.task.cancel()
-                    return
-                }
-                last = moved
+                return false
+            }
+            switch verdict {
+            case nil: return
+            case true?: box.task.cancel()
+            case false?: self.checkStall(box, rule: rule, window: window, since: moved)
             }
         }
     }

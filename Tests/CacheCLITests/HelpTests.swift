@@ -74,6 +74,8 @@ import Testing
                               Add a request header (repeatable).
       -X, --request <method>  Request method (default: GET).
       --max-time <seconds>    Give up on the origin after this many seconds (> 0, at most 1 day).
+      --stall-timeout <seconds>
+                              Fail as timed out when fewer than 1 KiB arrive in this many seconds (default: 30; 0: never).
       -f, --fail              Exit 1 on HTTP status >= 400 and print no body.
       -v, --verbose           Print a summary line, the decision's reason and any storage warnings on stderr.
       --json                  Print one JSON value on stdout instead of text.

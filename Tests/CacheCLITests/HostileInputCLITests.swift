@@ -8,16 +8,17 @@ import DownloadCache
 /// (`get`, exit 64) or an error line (`driver`) and never reach the origin; an origin's unsolicited 304 / 206,
 /// a trickled body under `--stall-timeout`, and `--max-time` on every fetching command end in a failure.
 @Suite(.serialized) struct HostileInputCLITests {
-    @Test(arguments: ["Content-Length: 0", "Transfer-Encoding: chunked", "Connection: close", "Expect: 100-continue",
-                      "Host: evil.example", "TE: trailers", "Upgrade: h2c", "X-Bell: a\u{7}b"])
-    func getRefusesFramingHeadersAsAUsageError(header: String) async throws {
+    @Test func getRefusesFramingHeadersAsAUsageError() async throws {
         let origin = try HostileOrigin()
         defer { origin.stop() }
         let cli = try CLIHarness()
         defer { cli.cleanUp() }
-        let run = await cli.run(["get", "-H", header, origin.url("/a").absoluteString])
-        #expect(run.code == 64, "\(header): \(run.code) \(run.err)")
-        #expect(run.err.contains("-H"))
+        for header in ["Content-Length: 0", "Transfer-Encoding: chunked", "Connection: close", "Expect: 100-continue",
+                       "Host: evil.example", "TE: trailers", "Upgrade: h2c", "X-Bell: a\u{7}b", "content-length:5"] {
+            let run = await cli.run(["get", "-H", header, origin.url("/a").absoluteString])
+            #expect(run.code == 64, "\(header): \(run.code) \(run.err)")
+            #expect(run.err.contains("-H"))
+        }
         #expect(try origin.requests().isEmpty)
     }
 

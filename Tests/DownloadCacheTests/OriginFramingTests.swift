@@ -41,112 +41,124 @@ import Testing
         return try DownloadCache(configuration: configuration)
     }
 
-    @Test(arguments: TransportKind.available, invalidLengths)
-    func invalidContentLengthIsAnErrorInEveryTransport(kind: TransportKind, length: String) async throws {
+    /// Scripts each of `heads` (with `body`) under its own target on one origin and checks every result.
+    func eachResponse(_ heads: [String], via kind: TransportKind,
+                      _ check: (String, Result<(TransportResponse, Data), TransportError>) -> Void) async throws {
         let origin = try HostileOrigin()
         defer { origin.stop() }
-        try origin.script("/cl", HostileOrigin.Response(
-            "HTTP/1.1 200 OK\r\nContent-Length: \(length)\r\nCache-Control: max-age=600\r\n\r\nhello"))
-        let result = await exchange(TransportRequest(url: origin.url("/cl"), timeout: 10), via: kind.make())
-        let detail = invalidResponseDetail(result)
-        #expect(detail?.contains("Content-Length") == true, "Content-Length '\(length)': \(result)")
+        let transport = kind.make()
+        for (index, raw) in heads.enumerated() {
+            try origin.script("/r\(index)", HostileOrigin.Response(raw))
+            check(raw, await exchange(TransportRequest(url: origin.url("/r\(index)"), timeout: 10), via: transport))
+        }
     }
 
-    @Test(arguments: TransportKind.available, [
-        "Content-Length: 5\r\nContent-Length: 6", "Content-Length: 5, 6", "content-length: 5\r\nCONTENT-LENGTH: 50",
-        "Transfer-Encoding: chunked\r\nContent-Length: 5", "Content-Length: 5\r\nTransfer-Encoding: chunked",
-        "Content-Length: 5\r\n 6",
-    ])
-    func conflictingOrAmbiguousFramingIsAnError(kind: TransportKind, fields: String) async throws {
-        let origin = try HostileOrigin()
-        defer { origin.stop() }
-        let body = fields.contains("chunked") ? "5\r\nhello\r\n0\r\n\r\n" : "hello"
-        try origin.script("/dup", HostileOrigin.Response("HTTP/1.1 200 OK\r\n\(fields)\r\nCache-Control: max-age=600\r\n\r\n\(body)"))
-        let result = await exchange(TransportRequest(url: origin.url("/dup"), timeout: 10), via: kind.make())
-        if kind == .curl {
-            #expect(invalidResponseDetail(result) != nil, "\(fields): \(result)")
-        } else {
-            // URLSession merges fields whose names differ only in case, so it may see one length and then
-            // report the body as truncated instead: an error either way, never a body.
-            guard case .failure = result else {
-                Issue.record("\(fields): accepted")
-                return
+    @Test(arguments: TransportKind.available)
+    func invalidContentLengthIsAnErrorInEveryTransport(kind: TransportKind) async throws {
+        let heads = Self.invalidLengths.map {
+            "HTTP/1.1 200 OK\r\nContent-Length: \($0)\r\nCache-Control: max-age=600\r\n\r\nhello"
+        }
+        try await eachResponse(heads, via: kind) { raw, result in
+            #expect(invalidResponseDetail(result)?.contains("Content-Length") == true, "\(raw.debugDescription): \(result)")
+        }
+    }
+
+    @Test(arguments: TransportKind.available)
+    func conflictingOrAmbiguousFramingIsAnError(kind: TransportKind) async throws {
+        let heads = [
+            "Content-Length: 5\r\nContent-Length: 6", "Content-Length: 5, 6", "content-length: 5\r\nCONTENT-LENGTH: 50",
+            "Transfer-Encoding: chunked\r\nContent-Length: 5", "Content-Length: 5\r\nTransfer-Encoding: chunked",
+            "Content-Length: 5\r\n 6",
+        ].map { fields in
+            let body = fields.contains("chunked") ? "5\r\nhello\r\n0\r\n\r\n" : "hello"
+            return "HTTP/1.1 200 OK\r\n\(fields)\r\nCache-Control: max-age=600\r\n\r\n\(body)"
+        }
+        try await eachResponse(heads, via: kind) { raw, result in
+            if kind == .curl {
+                #expect(invalidResponseDetail(result) != nil, "\(raw.debugDescription): \(result)")
+            } else if case .success = result {
+                // URLSession merges fields whose names differ only in case, so it may see one length and then
+                // report the body as truncated instead: an error either way, never a body.
+                Issue.record("\(raw.debugDescription): accepted")
             }
         }
     }
 
-    @Test(arguments: ["Transfer-Encoding: gzip", "Transfer-Encoding: chunked, gzip", "Transfer-Encoding: chunked, chunked"])
-    func aTransferCodingOtherThanChunkedIsAnError(fields: String) async throws {
-        let origin = try HostileOrigin()
-        defer { origin.stop() }
-        try origin.script("/te", HostileOrigin.Response("HTTP/1.1 200 OK\r\n\(fields)\r\n\r\n5\r\nhello\r\n0\r\n\r\n"))
-        let result = await exchange(TransportRequest(url: origin.url("/te"), timeout: 10),
-                                    via: TransportKind.platformDefault.make())
-        #expect(invalidResponseDetail(result)?.contains("Transfer-Encoding") == true, "\(fields): \(result)")
+    @Test func aTransferCodingOtherThanChunkedIsAnError() async throws {
+        let heads = ["Transfer-Encoding: gzip", "Transfer-Encoding: chunked, gzip", "Transfer-Encoding: chunked, chunked"]
+            .map { "HTTP/1.1 200 OK\r\n\($0)\r\n\r\n5\r\nhello\r\n0\r\n\r\n" }
+        try await eachResponse(heads, via: .platformDefault) { raw, result in
+            #expect(invalidResponseDetail(result)?.contains("Transfer-Encoding") == true, "\(raw.debugDescription): \(result)")
+        }
     }
 
-    @Test(arguments: TransportKind.available, ["Content-Length: 5\r\nContent-Length: 5", "Content-Length: 5, 5",
-                                               "Content-Length:   5  ", "content-length: 005"])
-    func repeatedEqualOrPaddedLengthsAreAccepted(kind: TransportKind, fields: String) async throws {
-        let origin = try HostileOrigin()
-        defer { origin.stop() }
-        try origin.script("/ok", HostileOrigin.Response("HTTP/1.1 200 OK\r\n\(fields)\r\n\r\nhello"))
-        let result = await exchange(TransportRequest(url: origin.url("/ok"), timeout: 10), via: kind.make())
-        guard case .success(let (response, body)) = result else {
-            Issue.record("\(fields): \(result)")
-            return
+    @Test(arguments: TransportKind.available)
+    func repeatedEqualOrPaddedLengthsAreAccepted(kind: TransportKind) async throws {
+        let heads = ["Content-Length: 5\r\nContent-Length: 5", "Content-Length: 5, 5", "Content-Length:   5  ",
+                     "content-length: 005"].map { "HTTP/1.1 200 OK\r\n\($0)\r\n\r\nhello" }
+        try await eachResponse(heads, via: kind) { raw, result in
+            guard case .success(let (response, body)) = result else {
+                Issue.record("\(raw.debugDescription): \(result)")
+                return
+            }
+            #expect(response.status == 200 && body == Data("hello".utf8))
         }
-        #expect(response.status == 200 && body == Data("hello".utf8))
     }
 
     /// Issue 10 item 8 through the cache: a 5-byte body under an unparsable length is never stored nor served.
-    @Test(arguments: ["99999999999999999999999", "9223372036854775808", "18446744073709551616", "1e3", "0x10"])
-    func invalidContentLengthIsNeverStoredNorServed(length: String) async throws {
+    @Test func invalidContentLengthIsNeverStoredNorServed() async throws {
         let origin = try HostileOrigin()
         defer { origin.stop() }
-        try origin.script("/cl", HostileOrigin.Response(
-            "HTTP/1.1 200 OK\r\nContent-Length: \(length)\r\nCache-Control: max-age=600\r\n\r\nhello"))
         let directory = temporaryFile()
         defer { try? FileManager.default.removeItem(at: directory) }
         let cache = try cache(directory)
-        for _ in 0..<2 {
-            do {
-                let served = try await cache.response(for: CacheRequest(url: origin.url("/cl")))
-                Issue.record("served \(served.bodySize) bytes as a complete \(served.status)")
-            } catch {
-                #expect(error.code == .invalidResponse)
+        for (index, length) in ["99999999999999999999999", "9223372036854775808", "18446744073709551616", "1e3",
+                                "0x10"].enumerated() {
+            let target = "/cl\(index)"
+            try origin.script(target, HostileOrigin.Response(
+                "HTTP/1.1 200 OK\r\nContent-Length: \(length)\r\nCache-Control: max-age=600\r\n\r\nhello"))
+            for _ in 0..<2 {
+                do {
+                    let served = try await cache.response(for: CacheRequest(url: origin.url(target)))
+                    Issue.record("\(length): served \(served.bodySize) bytes as a complete \(served.status)")
+                } catch {
+                    #expect(error.code == .invalidResponse)
+                }
             }
+            #expect(try origin.requests(target).count == 2)
+            #expect(cache.store.variants(forPrimaryKey: RFC9111.primaryKey(method: "GET", url: origin.url(target))).isEmpty)
         }
-        #expect(try origin.requests("/cl").count == 2)
-        #expect(cache.store.variants(forPrimaryKey: RFC9111.primaryKey(method: "GET", url: origin.url("/cl"))).isEmpty)
     }
 
     /// Issue 10 item 18: a 304 to a request that carried no validator, and a 206 to a request without Range,
     /// are protocol errors of the origin: not stored, not served.
-    @Test(arguments: TransportKind.available, [
-        "HTTP/1.1 304 Not Modified\r\nCache-Control: max-age=600\r\n\r\n",
-        "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 0-4/100\r\nContent-Length: 5\r\nCache-Control: max-age=600\r\n\r\nhello",
-    ])
-    func unsolicitedNotModifiedAndPartialContentAreProtocolErrors(kind: TransportKind, raw: String) async throws {
+    @Test(arguments: TransportKind.available)
+    func unsolicitedNotModifiedAndPartialContentAreProtocolErrors(kind: TransportKind) async throws {
         let origin = try HostileOrigin()
         defer { origin.stop() }
-        try origin.script("/u", HostileOrigin.Response(raw))
-        let result = await exchange(TransportRequest(url: origin.url("/u"), timeout: 10), via: kind.make())
-        #expect(invalidResponseDetail(result)?.contains("unsolicited") == true, "\(result)")
-
         let directory = temporaryFile()
         defer { try? FileManager.default.removeItem(at: directory) }
         var configuration = DownloadCache.Configuration(directory: directory)
         configuration.transport = kind.make()
         configuration.log = { _ in }
         let cache = try DownloadCache(configuration: configuration)
-        do {
-            let served = try await cache.response(for: CacheRequest(url: origin.url("/u")))
-            Issue.record("served an unsolicited \(served.status)")
-        } catch {
-            #expect(error.code == .invalidResponse)
+        let transport = kind.make()
+        for (index, raw) in [
+            "HTTP/1.1 304 Not Modified\r\nCache-Control: max-age=600\r\n\r\n",
+            "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 0-4/100\r\nContent-Length: 5\r\nCache-Control: max-age=600\r\n\r\nhello",
+        ].enumerated() {
+            let target = "/u\(index)"
+            try origin.script(target, HostileOrigin.Response(raw))
+            let result = await exchange(TransportRequest(url: origin.url(target), timeout: 10), via: transport)
+            #expect(invalidResponseDetail(result)?.contains("unsolicited") == true, "\(result)")
+            do {
+                let served = try await cache.response(for: CacheRequest(url: origin.url(target)))
+                Issue.record("served an unsolicited \(served.status)")
+            } catch {
+                #expect(error.code == .invalidResponse)
+            }
+            #expect(cache.store.variants(forPrimaryKey: RFC9111.primaryKey(method: "GET", url: origin.url(target))).isEmpty)
         }
-        #expect(cache.store.variants(forPrimaryKey: RFC9111.primaryKey(method: "GET", url: origin.url("/u"))).isEmpty)
     }
 
     @Test func solicitedNotModifiedAndPartialContentStillPass() async throws {
@@ -217,34 +229,36 @@ import Testing
     /// libcurl transport sees raw lines and can refuse it (URLSession shows the joined field alone).
     static let rawLineVariants = ["Transfer-Encoding:\r\n chunked", "Transfer-Encoding: \r\n\tchunked"]
 
-    func check(_ kind: TransportKind, _ fields: String) async throws {
+    func check(_ kind: TransportKind, _ variants: [String]) async throws {
         let origin = try HostileOrigin()
         defer { origin.stop() }
-        let chunked = fields.lowercased().contains("transfer-encoding")
-        let body = chunked ? "5\r\nhello\r\n0\r\n\r\n" : "hello"
-        try origin.script("/v", HostileOrigin.Response("HTTP/1.1 200 OK\r\n\(fields)\r\n\r\n\(body)"))
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-variant-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: file) }
-        do throws(TransportError) {
-            let response = try await kind.make().send(TransportRequest(url: origin.url("/v"), timeout: 10),
-                                                      bodyFile: file, progress: nil)
-            let received = response.inMemoryBody ?? (try? Data(contentsOf: file)) ?? Data()
-            #expect(String(decoding: received, as: UTF8.self) == (chunked ? "hello" : "hel"),
-                    "\(kind) \(fields.debugDescription)")
-        } catch {
-            // Refused: what a hostile framing deserves.
+        let transport = kind.make()
+        for (index, fields) in variants.enumerated() {
+            let chunked = fields.lowercased().contains("transfer-encoding")
+            let body = chunked ? "5\r\nhello\r\n0\r\n\r\n" : "hello"
+            try origin.script("/v\(index)", HostileOrigin.Response("HTTP/1.1 200 OK\r\n\(fields)\r\n\r\n\(body)"))
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-variant-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: file) }
+            do throws(TransportError) {
+                let response = try await transport.send(TransportRequest(url: origin.url("/v\(index)"), timeout: 10),
+                                                        bodyFile: file, progress: nil)
+                let received = response.inMemoryBody ?? (try? Data(contentsOf: file)) ?? Data()
+                #expect(String(decoding: received, as: UTF8.self) == (chunked ? "hello" : "hel"),
+                        "\(kind) \(fields.debugDescription)")
+            } catch {
+                // Refused: what a hostile framing deserves.
+            }
         }
     }
 
-    @Test(arguments: TransportKind.available, variants)
-    func framingVariantsNeverYieldAWrongBody(kind: TransportKind, fields: String) async throws {
-        try await check(kind, fields)
+    @Test(arguments: TransportKind.available)
+    func framingVariantsNeverYieldAWrongBody(kind: TransportKind) async throws {
+        try await check(kind, Self.variants)
     }
 
     #if canImport(CCurl)
-    @Test(arguments: rawLineVariants)
-    func foldedFramingFieldsAreRefusedByTheLibcurlTransport(fields: String) async throws {
-        try await check(.curl, fields)
+    @Test func foldedFramingFieldsAreRefusedByTheLibcurlTransport() async throws {
+        try await check(.curl, Self.rawLineVariants)
     }
     #endif
 }
