@@ -47,8 +47,7 @@ public final class OriginServer: Sendable {
     public let port: Int
     /// `http://127.0.0.1:<port>`.
     public let baseURL: URL
-    private let process: Process
-    private let stdin: Pipe
+    private let child: ChildProcess
     private let session: URLSession
 
     /// The origin script: `<package root>/Tests/Fixtures/origin.py`, found from this source file's path.
@@ -65,26 +64,19 @@ public final class OriginServer: Sendable {
         guard FileManager.default.fileExists(atPath: script.path) else {
             throw OriginError(description: "origin script not found at \(script.path)")
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-u", script.path]
-        let stdin = Pipe(), stdout = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = FileHandle.nullDevice
-        do { try process.run() } catch {
-            throw OriginError(description: "cannot launch python3: \(error)")
+        // posix_spawn, not Foundation's Process (see ChildProcess: Process.run can crash on Linux).
+        guard let child = ChildProcess(["/usr/bin/env", "python3", "-u", script.path]) else {
+            throw OriginError(description: "cannot launch python3: \(String(cString: strerror(errno)))")
         }
-        let port = OriginServer.readPort(from: stdout.fileHandleForReading, timeout: timeout)
+        let port = OriginServer.readPort(from: FileHandle(fileDescriptor: child.stdoutFD, closeOnDealloc: true),
+                                         timeout: timeout)
         guard let port else {
-            try? stdin.fileHandleForWriting.close()
-            process.terminate()
+            child.stop()
             throw OriginError(description: "origin did not print LISTENING within \(timeout) s")
         }
         let configuration = URLSessionConfiguration.ephemeral
         configuration.urlCache = nil
-        self.process = process
-        self.stdin = stdin
+        self.child = child
         self.port = port
         self.baseURL = URL(string: "http://127.0.0.1:\(port)") ?? URL(fileURLWithPath: "/")
         self.session = URLSession(configuration: configuration)
@@ -119,10 +111,7 @@ public final class OriginServer: Sendable {
 
     /// Stops the origin by closing its standard input (idempotent); waits briefly for it to exit.
     public func stop() {
-        try? stdin.fileHandleForWriting.close()
-        let deadline = Date().addingTimeInterval(2)
-        while process.isRunning && Date() < deadline { usleep(10_000) }
-        if process.isRunning { process.terminate() }
+        child.stop()
     }
 
     /// The absolute URL of `path` (e.g. `"/a"`) on this origin.

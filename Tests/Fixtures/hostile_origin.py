@@ -265,6 +265,8 @@ def _command(line):
 
 
 def main():
+    # Descriptors inherited from the launching test process (its sockets) must not stay open here.
+    os.closerange(3, os.sysconf("SC_OPEN_MAX"))
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", 0))

@@ -29,6 +29,7 @@ Every request to a non-control path is counted, including HEAD and unsafe method
 
 import gzip
 import json
+import os
 import socket
 import sys
 import threading
@@ -342,6 +343,8 @@ def _exit_when_stdin_closes():
 
 
 def main():
+    # Descriptors inherited from the launching test process (its sockets) must not stay open here.
+    os.closerange(3, os.sysconf("SC_OPEN_MAX"))
     server = Server(("127.0.0.1", 0), Handler)
     threading.Thread(target=_exit_when_stdin_closes, daemon=True).start()
     print("LISTENING %d" % server.server_address[1], flush=True)
