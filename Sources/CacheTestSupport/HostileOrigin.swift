@@ -147,6 +147,17 @@ public final class HostileOrigin: Sendable {
         self.baseURL = URL(string: "http://127.0.0.1:\(port)") ?? URL(fileURLWithPath: "/")
     }
 
+    /// Starts an origin like ``init(timeout:)`` without blocking a thread of Swift's cooperative pool while
+    /// python starts (slow on a loaded machine): prefer it in async tests.
+    /// - Throws: `OriginError`, as ``init(timeout:)``.
+    public static func start(timeout: TimeInterval = 10) async throws -> HostileOrigin {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { try HostileOrigin(timeout: timeout) })
+            }
+        }
+    }
+
     deinit {
         stop()
     }

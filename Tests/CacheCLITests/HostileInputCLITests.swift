@@ -9,7 +9,7 @@ import DownloadCache
 /// a trickled body under `--stall-timeout`, and `--max-time` on every fetching command end in a failure.
 @Suite(.serialized) struct HostileInputCLITests {
     @Test func getRefusesFramingHeadersAsAUsageError() async throws {
-        let origin = try HostileOrigin()
+        let origin = try await HostileOrigin.start()
         defer { origin.stop() }
         let cli = try CLIHarness()
         defer { cli.cleanUp() }
@@ -23,7 +23,7 @@ import DownloadCache
     }
 
     @Test func getAcceptsTheURLsOwnHost() async throws {
-        let origin = try HostileOrigin()
+        let origin = try await HostileOrigin.start()
         defer { origin.stop() }
         try origin.script("/own", .http(body: "own"))
         let cli = try CLIHarness()
@@ -36,7 +36,7 @@ import DownloadCache
     /// Issue 10 item 1 in the driver: the smuggling POST gets an error line, the victim its own content, and the
     /// origin sees the victim request alone.
     @Test func driverAnswersAFramingHeaderWithAnErrorLineAndSendsNothing() async throws {
-        let origin = try HostileOrigin()
+        let origin = try await HostileOrigin.start()
         defer { origin.stop() }
         try origin.script("/form", .http(body: "ok", then: .keepAlive))
         try origin.script("/smuggled", .http(headers: [("Cache-Control", "max-age=600")], body: "SMUGGLED", then: .keepAlive))
@@ -61,7 +61,7 @@ import DownloadCache
     @Test(arguments: ["HTTP/1.1 304 Not Modified\r\nCache-Control: max-age=600\r\n\r\n",
                       "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 0-4/9\r\nContent-Length: 5\r\n\r\nhello"])
     func unsolicitedNotModifiedOrPartialContentFailsGetAndTheDriver(raw: String) async throws {
-        let origin = try HostileOrigin()
+        let origin = try await HostileOrigin.start()
         defer { origin.stop() }
         try origin.script("/u", HostileOrigin.Response(raw))
         let cli = try CLIHarness()
@@ -81,7 +81,7 @@ import DownloadCache
     }
 
     @Test func getWithAShortStallTimeoutFailsOnATrickledBody() async throws {
-        let origin = try HostileOrigin()
+        let origin = try await HostileOrigin.start()
         defer { origin.stop() }
         try origin.script("/slow", .http(headers: [("Cache-Control", "max-age=600")],
                                          body: String(repeating: "x", count: 40), trickle: (nil, 1, 0.25)))
@@ -95,7 +95,7 @@ import DownloadCache
     }
 
     @Test func prefetchAndTheDriverTakeMaxTimeAndStallTimeout() async throws {
-        let origin = try HostileOrigin()
+        let origin = try await HostileOrigin.start()
         defer { origin.stop() }
         try origin.script("/slow", .http(body: String(repeating: "x", count: 200_000), trickle: (nil, 4096, 0.2)))
         let cli = try CLIHarness()

@@ -15,7 +15,7 @@ import Testing
     }
 
     @Test func scriptedBytesArriveExactlyAndRequestsAreRecorded() async throws {
-        let origin = try HostileOrigin()
+        let origin = try await HostileOrigin.start()
         defer { origin.stop() }
         try origin.script("/a", [.http(headers: [("X-Odd", "first")], body: "one"),
                                  .http(status: 299, reason: "Whatever", body: "two")])
@@ -39,7 +39,7 @@ import Testing
     }
 
     @Test func pipelinedBytesOnAKeptAliveConnectionCountAsRequests() async throws {
-        let origin = try HostileOrigin()
+        let origin = try await HostileOrigin.start()
         defer { origin.stop() }
         try origin.script("/one", .http(body: "1", then: .keepAlive))
         let socket = try LoopbackSocket(port: origin.port)

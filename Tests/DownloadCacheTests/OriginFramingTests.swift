@@ -44,7 +44,7 @@ import Testing
     /// Scripts each of `heads` (with `body`) under its own target on one origin and checks every result.
     func eachResponse(_ heads: [String], via kind: TransportKind,
                       _ check: (String, Result<(TransportResponse, Data), TransportError>) -> Void) async throws {
-        let origin = try HostileOrigin()
+        let origin = try await HostileOrigin.start()
         defer { origin.stop() }
         let transport = kind.make()
         for (index, raw) in heads.enumerated() {
@@ -107,7 +107,7 @@ import Testing
 
     /// Issue 10 item 8 through the cache: a 5-byte body under an unparsable length is never stored nor served.
     @Test func invalidContentLengthIsNeverStoredNorServed() async throws {
-        let origin = try HostileOrigin()
+        let origin = try await HostileOrigin.start()
         defer { origin.stop() }
         let directory = temporaryFile()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -134,7 +134,7 @@ import Testing
     /// are protocol errors of the origin: not stored, not served.
     @Test(arguments: TransportKind.available)
     func unsolicitedNotModifiedAndPartialContentAreProtocolErrors(kind: TransportKind) async throws {
-        let origin = try HostileOrigin()
+        let origin = try await HostileOrigin.start()
         defer { origin.stop() }
         let directory = temporaryFile()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -162,7 +162,7 @@ import Testing
     }
 
     @Test func solicitedNotModifiedAndPartialContentStillPass() async throws {
-        let origin = try HostileOrigin()
+        let origin = try await HostileOrigin.start()
         defer { origin.stop() }
         try origin.script("/c", HostileOrigin.Response("HTTP/1.1 304 Not Modified\r\nETag: \"v\"\r\n\r\n"))
         try origin.script("/r", .http(status: 206, reason: "Partial Content", headers: [("Content-Range", "bytes 0-1/9")],
@@ -178,7 +178,7 @@ import Testing
 
     /// Issue 10 item 17: libcurl's "Out of memory" for a header line over 100 KB is reported as what it is.
     @Test func aGiantHeaderLineIsReportedAsTooLarge() async throws {
-        let origin = try HostileOrigin()
+        let origin = try await HostileOrigin.start()
         defer { origin.stop() }
         let giant = String(repeating: "a", count: 150_000)
         try origin.script("/big", HostileOrigin.Response("HTTP/1.1 200 OK\r\nX-Giant: \(giant)\r\nContent-Length: 2\r\n\r\nok"))
@@ -194,7 +194,7 @@ import Testing
 
     /// Issue 10 item 17: "of a chunked body" only for a chunked body.
     @Test func truncationMessagesSayChunkedOnlyForChunkedBodies() async throws {
-        let origin = try HostileOrigin()
+        let origin = try await HostileOrigin.start()
         defer { origin.stop() }
         try origin.script("/chunked", HostileOrigin.Response(
             "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n40\r\nabc", then: .reset))
@@ -230,7 +230,7 @@ import Testing
     static let rawLineVariants = ["Transfer-Encoding:\r\n chunked", "Transfer-Encoding: \r\n\tchunked"]
 
     func check(_ kind: TransportKind, _ variants: [String]) async throws {
-        let origin = try HostileOrigin()
+        let origin = try await HostileOrigin.start()
         defer { origin.stop() }
         let transport = kind.make()
         for (index, fields) in variants.enumerated() {

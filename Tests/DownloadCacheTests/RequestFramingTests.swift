@@ -42,7 +42,7 @@ import Testing
 
     @Test(arguments: TransportKind.available)
     func transportRefusesCallerFramingFields(kind: TransportKind) async throws {
-        let origin = try HostileOrigin()
+        let origin = try await HostileOrigin.start()
         defer { origin.stop() }
         try origin.script("/form", .http(body: "ok"))
         let transport = kind.make()
@@ -57,7 +57,7 @@ import Testing
 
     @Test(arguments: TransportKind.available)
     func transportRefusesControlCharactersAndNonTokenNames(kind: TransportKind) async throws {
-        let origin = try HostileOrigin()
+        let origin = try await HostileOrigin.start()
         defer { origin.stop() }
         let transport = kind.make()
         for (name, value) in Self.malformedFields {
@@ -69,7 +69,7 @@ import Testing
 
     @Test(arguments: TransportKind.available)
     func transportRefusesAMethodThatIsNotAToken(kind: TransportKind) async throws {
-        let origin = try HostileOrigin()
+        let origin = try await HostileOrigin.start()
         defer { origin.stop() }
         let request = TransportRequest(method: "GET /smuggled HTTP/1.1\r\nX:", url: origin.url("/a"), timeout: 10)
         #expect(isInvalidRequest(await failure(request, via: kind.make())))
@@ -78,7 +78,7 @@ import Testing
 
     @Test(arguments: TransportKind.available)
     func hostNamingAnotherAuthorityIsRefusedAndTheURLsOwnIsSentOnce(kind: TransportKind) async throws {
-        let origin = try HostileOrigin()
+        let origin = try await HostileOrigin.start()
         defer { origin.stop() }
         try origin.script("/h", .http(body: "ok"))
         let transport = kind.make()
@@ -117,7 +117,7 @@ import Testing
     /// reaches the origin, and the victim page is answered with its own content afterwards.
     @Test(arguments: [CacheMode.private, .shared])
     func smuggledRequestNeverReachesTheOriginNorPoisonsTheVictim(mode: CacheMode) async throws {
-        let origin = try HostileOrigin()
+        let origin = try await HostileOrigin.start()
         defer { origin.stop() }
         try origin.script("/form", .http(body: "ok", then: .keepAlive))
         try origin.script("/smuggled", .http(headers: [("Cache-Control", "max-age=600")], body: "SMUGGLED",

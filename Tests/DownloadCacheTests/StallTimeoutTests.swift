@@ -43,7 +43,7 @@ import Testing
     /// stall rule fails it.
     @Test(arguments: TransportKind.available)
     func tricklingBodyFailsAsStalled(kind: TransportKind) async throws {
-        let origin = try HostileOrigin()
+        let origin = try await HostileOrigin.start()
         defer { origin.stop() }
         try origin.script("/slow", .http(body: String(repeating: "x", count: 40), trickle: (nil, 1, 0.25)))
         let request = TransportRequest(url: origin.url("/slow"), timeout: 30, stallRule: Self.shortRule)
@@ -53,7 +53,7 @@ import Testing
 
     @Test(arguments: TransportKind.available)
     func anOriginThatNeverAnswersFailsAsStalled(kind: TransportKind) async throws {
-        let origin = try HostileOrigin()
+        let origin = try await HostileOrigin.start()
         defer { origin.stop() }
         try origin.script("/silent", HostileOrigin.Response(raw: Data(), then: .hold))
         let request = TransportRequest(url: origin.url("/silent"), timeout: 30, stallRule: Self.shortRule)
@@ -62,7 +62,7 @@ import Testing
 
     @Test(arguments: TransportKind.available)
     func aQuickBodyIsNotStalledByAShortWindow(kind: TransportKind) async throws {
-        let origin = try HostileOrigin()
+        let origin = try await HostileOrigin.start()
         defer { origin.stop() }
         try origin.script("/quick", .http(body: String(repeating: "q", count: 100)))
         let request = TransportRequest(url: origin.url("/quick"), timeout: 30, stallRule: Self.shortRule)
@@ -72,7 +72,7 @@ import Testing
     /// Through the cache: `Configuration.stallRule` applies, the failure is `.timedOut` carrying `.stalled`, and
     /// nothing of the trickled body is stored (the next request goes to the origin again).
     @Test func theCachesStallRuleFailsAsTimedOutAndStoresNothing() async throws {
-        let origin = try HostileOrigin()
+        let origin = try await HostileOrigin.start()
         defer { origin.stop() }
         try origin.script("/slow", .http(headers: [("Cache-Control", "max-age=600")],
                                          body: String(repeating: "x", count: 40), trickle: (nil, 1, 0.25)))
@@ -101,7 +101,7 @@ import Testing
 
     /// `RequestOptions.timeout` (the CLI's `--max-time`) still bounds an exchange that never stalls.
     @Test func totalTimeoutStillFailsAsTimedOut() async throws {
-        let origin = try HostileOrigin()
+        let origin = try await HostileOrigin.start()
         defer { origin.stop() }
         try origin.script("/steady", .http(body: String(repeating: "s", count: 200_000), trickle: (nil, 4096, 0.2)))
         let request = TransportRequest(url: origin.url("/steady"), timeout: 1, stallRule: Self.shortRule)
