@@ -80,6 +80,23 @@ import DownloadCache
         #expect(message.contains("unsolicited"))
     }
 
+    /// Issue 10 item 17: a redirect target that cannot be reached is named in the message, and the requested
+    /// URL's stored (stale) copy is not offered as if it could stand in for the target.
+    @Test func aFailedRedirectTargetIsReportedUnderItsOwnURL() async throws {
+        let origin = try await HostileOrigin.start()
+        defer { origin.stop() }
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let hop = origin.url("/hop").absoluteString
+        try origin.script("/hop", [.http(headers: [("Cache-Control", "max-age=0"), ("ETag", "\"v\"")], body: "old"),
+                                   .http(status: 302, reason: "Found", headers: [("Location", "http://127.0.0.1:1/gone")])])
+        #expect(await cli.run(["get", hop]).code == 0)
+        let run = await cli.run(["get", hop])
+        #expect(run.code == 1)
+        #expect(run.err.contains("http://127.0.0.1:1/gone (redirect target of \(hop))"), "\(run.err)")
+        #expect(!run.err.contains("stale copy"), "\(run.err)")
+    }
+
     @Test func getWithAShortStallTimeoutFailsOnATrickledBody() async throws {
         let origin = try await HostileOrigin.start()
         defer { origin.stop() }

@@ -161,6 +161,38 @@ import Testing
         }
     }
 
+    @Test func transferEncodingInAnHTTP10ResponseIsAnError() async throws {
+        try await eachResponse(["HTTP/1.0 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"],
+                               via: .platformDefault) { raw, result in
+            #expect(invalidResponseDetail(result) != nil, "\(result)")
+        }
+    }
+
+    /// Issue 10 item 17: a redirect target's failure is reported under the target's own URL.
+    @Test func aFailedRedirectTargetCarriesItsOwnURL() async throws {
+        let origin = try await HostileOrigin.start()
+        defer { origin.stop() }
+        try origin.script("/hop", .http(status: 302, reason: "Found", headers: [("Location", "/target")]))
+        try origin.script("/target", HostileOrigin.Response("HTTP/1.1 200 OK\r\nContent-Length: 1e3\r\n\r\nhello"))
+        let directory = temporaryFile()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let cache = try cache(directory)
+        do {
+            _ = try await cache.response(for: CacheRequest(url: origin.url("/hop")))
+            Issue.record("a mis-framed redirect target was served")
+        } catch {
+            #expect(error.code == .invalidResponse)
+            #expect(error.url == origin.url("/target"))
+        }
+        try origin.script("/broken", HostileOrigin.Response("HTTP/1.1 200 OK\r\nContent-Length: 0x10\r\n\r\nhello"))
+        do {
+            _ = try await cache.response(for: CacheRequest(url: origin.url("/broken")))
+            Issue.record("a mis-framed response was served")
+        } catch {
+            #expect(error.url == nil, "a failure of the requested URL itself carries no other URL")
+        }
+    }
+
     @Test func solicitedNotModifiedAndPartialContentStillPass() async throws {
         let origin = try await HostileOrigin.start()
         defer { origin.stop() }
