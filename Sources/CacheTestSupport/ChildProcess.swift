@@ -30,7 +30,7 @@ final class ChildProcess: Sendable {
         #if canImport(Glibc)
         var actions = posix_spawn_file_actions_t()
         #else
-        var actions: posix_spawn_file_actions_t?
+        var actions: posix_spawn_file_actions_t = nil  // an opaque pointer on Darwin
         #endif
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -44,18 +44,17 @@ final class ChildProcess: Sendable {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         #else
-        var attributes: posix_spawnattr_t?
+        var attributes: posix_spawnattr_t = nil
         posix_spawnattr_init(&attributes)
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_CLOEXEC_DEFAULT))
         #endif
         defer { posix_spawnattr_destroy(&attributes) }
         let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
-        #if canImport(Glibc)
-        let environment = environ
-        #else
-        let environment = _NSGetEnviron().pointee
-        #endif
+        // The environment from Foundation (the same on both platforms; Darwin does not export `environ`).
+        let environment: [UnsafeMutablePointer<CChar>?] = ProcessInfo.processInfo.environment
+            .map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { environment.forEach { free($0) } }
         var pid: pid_t = 0
         let spawned = posix_spawn(&pid, arguments[0], &actions, &attributes, argv, environment)
         close(input[0])
