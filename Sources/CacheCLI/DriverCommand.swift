@@ -32,6 +32,8 @@ public enum DriverCommand: Command {
         cache's default policy (use-protocol, RFC 9111); redirects are returned, not followed. "body" is the response \
         body decoded as UTF-8; when the body is not valid UTF-8, "body" is the lossy text (each invalid byte \
         replaced by U+FFFD) and "bodyBase64" carries the exact bytes, base64-encoded (RFC 4648, padded). \
+        1xx interim responses the origin sent come as "interim": [{"headers": [...], "status": 103}, ...]; the \
+        last header of every answer is this cache's Cache-Status member (RFC 9211). \
         Hop-by-hop headers and those named in \
         Connection are dropped. A request with only-if-cached that nothing stored can satisfy gets a 504 \
         (RFC 9111 5.2.1.7). Blank lines are ignored; a malformed line gets an error line. When stdin closes, \
