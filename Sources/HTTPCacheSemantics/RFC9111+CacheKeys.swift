@@ -84,12 +84,14 @@ extension RFC9111 {
         return names.sorted().map { name -> String in
             let values = request.values(for: name)
             if values.isEmpty { return escape(name) }
-            return escape(name) + ":" + escape(normalizedValue(values))
+            return escape(name) + ":" + escape(normalizedValue(values, name: name))
         }.joined(separator: "\n")
     }
 
-    /// All lines of one request field as one normalised list: members trimmed, inner whitespace collapsed, `,`-joined.
-    static func normalizedValue(_ values: [String]) -> String {
+    /// All lines of one request field as one normalised list: members trimmed, inner whitespace collapsed, `,`-joined;
+    /// `Accept-Language` (`name`, lower-cased) also without order and case (``normalizedAcceptLanguage(_:)``).
+    static func normalizedValue(_ values: [String], name: String = "") -> String {
+        if name == "accept-language", let language = normalizedAcceptLanguage(values) { return language }
         var members: [String] = []
         for value in values {
             HeaderSyntax.forEachMember(value) { members.append(HeaderSyntax.collapseWhitespace($0)) }
@@ -98,12 +100,19 @@ extension RFC9111 {
     }
 
     /// Whether two requests agree on every field in `names` (§4.1), exactly as equal ``secondaryKey(vary:request:)``s.
-    static func varyValuesMatch(_ names: [String], _ a: HTTPHeaders, _ b: HTTPHeaders) -> Bool {
+    /// With `storedResponse`, an `Accept-Language` that differs still matches when it would select the stored
+    /// response's `Content-Language` (``selectsStoredLanguage(storedResponse:requestValues:)``).
+    static func varyValuesMatch(_ names: [String], _ a: HTTPHeaders, _ b: HTTPHeaders,
+                                storedResponse: HTTPHeaders? = nil) -> Bool {
         for name in names {
             let left = a.values(for: name), right = b.values(for: name)
             if left == right { continue }
             if left.isEmpty || right.isEmpty { return false }
-            if normalizedValue(left) != normalizedValue(right) { return false }
+            if normalizedValue(left, name: name) != normalizedValue(right, name: name) {
+                if name == "accept-language", let storedResponse,
+                   selectsStoredLanguage(storedResponse: storedResponse, requestValues: right) { continue }
+                return false
+            }
         }
         return true
     }
@@ -146,7 +155,7 @@ extension RFC9111 {
         guard let names = HeaderSyntax.varyFieldNames(stored.response.headers) else {
             return "stored response has Vary: *, which never matches (RFC 9111 §4.1)"
         }
-        guard varyValuesMatch(names, stored.varyingRequestHeaders, request.headers) else {
+        guard varyValuesMatch(names, stored.varyingRequestHeaders, request.headers, storedResponse: stored.response.headers) else {
             return "request's values of Vary fields (\(names.joined(separator: ", "))) differ from the stored request's (RFC 9111 §4.1)"
         }
         return nil
