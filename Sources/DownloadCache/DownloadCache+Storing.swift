@@ -280,6 +280,16 @@ extension DownloadCache {
         }
         await invalidateShared(keys)
         if !keys.isEmpty && eventHub.hasSubscribers { eventHub.send(.invalidated(url: request.url)) }
+        if options.writeToCache, RFC9111.postResponseAnswersGET(request: request, response: head, mode: configuration.mode) {
+            // RFC 9110 §9.3.3: stored as the response to a GET of the same URI (the usual storability rules apply).
+            var asGET = request
+            asGET.method = "GET"
+            var response = try complete(received, sink: sink, original: asGET, options: options,
+                                        requestTime: timing.requestTime, responseTime: timing.responseTime,
+                                        reason: "POST response with explicit freshness and Content-Location = its URI (RFC 9110 §9.3.3)").get()
+            response.cacheStatus.forward = .method
+            return response
+        }
         let body: ResponseBody
         if received.bodySize <= Int64(configuration.inMemoryBodyLimit) {
             body = .data(received.inMemoryBody ?? (try? Data(contentsOf: sink.fileURL)) ?? Data())
