@@ -59,10 +59,18 @@ extension RFC9111 {
         return fraction
     }
 
-    /// The normalised `Accept-Language` value for a secondary key: `range;q=weight` members sorted by range, so
-    /// order, case and whitespace do not matter; `nil` when the value cannot be parsed (then it is compared as is).
+    /// The normalised `Accept-Language` value for a secondary key: members sorted by range, `;q=` only below 1
+    /// (`de,en;q=0.5`), so order, case and whitespace do not matter; `nil` when the value cannot be parsed (then it
+    /// is compared as is).
     static func normalizedAcceptLanguage(_ values: [String]) -> String? {
-        languagePreferences(values).map { $0.sorted().map { "\($0.range);q=\($0.weight)" }.joined(separator: ",") }
+        languagePreferences(values).map { preferences in
+            preferences.sorted().map { preference in
+                guard preference.weight < 1000 else { return preference.range }
+                var q = String(preference.weight + 1000).dropFirst()  // "500" → "500", "5" → "005"
+                while q.last == "0" { q = q.dropLast() }
+                return preference.range + ";q=0" + (q.isEmpty ? "" : "." + q)
+            }.joined(separator: ",")
+        }
     }
 
     /// Whether a stored response whose `Content-Language` is one language would also be the origin's choice for a

@@ -103,9 +103,13 @@ final class DriverHarness: Sendable {
     }
 
     /// Waits (polling every 10 ms, at most `timeout` seconds) until at least `count` answers were written.
+    ///
+    /// The default is generous: at the start of a full parallel run on 2 cores, dozens of tests block the
+    /// cooperative pool in `OriginServer.init` (a synchronous wait for python's LISTENING line), and an in-process
+    /// session's first answer was seen to wait more than 60 s for a thread.
     /// - Throws: when they did not arrive in time.
     @discardableResult
-    func waitForAnswers(_ count: Int, timeout: TimeInterval = 15) async throws -> [DriverAnswer] {
+    func waitForAnswers(_ count: Int, timeout: TimeInterval = 180) async throws -> [DriverAnswer] {
         let deadline = Date().addingTimeInterval(timeout)
         while capture.lines.count < count && Date() < deadline {
             try await Task.sleep(nanoseconds: 10_000_000)

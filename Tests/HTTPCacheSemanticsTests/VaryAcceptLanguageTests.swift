@@ -48,6 +48,10 @@ import Testing
         #expect(RFC9111.qvalue(text) == nil)
     }
 
+    @Test func normalisedForm() {
+        #expect(RFC9111.normalizedAcceptLanguage(["EN;q=0.5, de", "fr;q=0.050, it;q=0"]) == "de,en;q=0.5,fr;q=0.05,it;q=0")
+    }
+
     @Test func unparseableValuesAreComparedAsTheyAre() {
         #expect(RFC9111.normalizedAcceptLanguage(["en;q=2"]) == nil)
         #expect(RFC9111.normalizedAcceptLanguage(["en, en"]) == nil)
