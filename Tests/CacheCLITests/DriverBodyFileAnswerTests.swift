@@ -20,10 +20,10 @@ import DownloadCache
         options.inlineBodyLimit = 50_000
         try await withDriver(options: options, inMemoryBodyLimit: 1_024) { h in
             h.send(id: "big-miss", path: "/size/100000")
-            _ = try await h.waitForAnswers(1, timeout: 60)
+            _ = try await h.waitForAnswers(1)
             h.send(id: "big-hit", path: "/size/100000")
             h.send(id: "small", path: "/size/300")
-            let answers = try await h.waitForAnswers(3, timeout: 60)
+            let answers = try await h.waitForAnswers(3)
             for id in ["big-miss", "big-hit"] {
                 let answer = try #require(answers.first { $0.stringID == id })
                 #expect(answer.status == 200)
@@ -44,7 +44,7 @@ import DownloadCache
         try await withDriver { h in
             try await h.origin.configure(path: "/text", headers: [("Cache-Control", "max-age=60")], body: "héllo")
             h.send(h.requestLine(id: 1, path: "/text", bodyFile: true))
-            let answer = try #require(try await h.waitForAnswers(1, timeout: 60).first)
+            let answer = try #require(try await h.waitForAnswers(1).first)
             #expect(answer.body == nil, "\(answer.raw)")
             let path = try #require(answer.object["bodyFile"] as? String, "\(answer.raw)")
             #expect(!path.hasPrefix(h.directory.path))
@@ -61,7 +61,7 @@ import DownloadCache
     @Test func requestedBodyFileOfAnUnstoredLargeBodyIsKeptUntilTheSessionEnds() async throws {
         try await withDriver(inMemoryBodyLimit: 1_024) { h in
             h.send(h.requestLine(id: "nostore", path: "/size/20000?cc=no-store", bodyFile: true))
-            let answer = try #require(try await h.waitForAnswers(1, timeout: 60).first)
+            let answer = try #require(try await h.waitForAnswers(1).first)
             let path = try #require(answer.object["bodyFile"] as? String, "\(answer.raw)")
             #expect(FileManager.default.contents(atPath: path) == Self.generated(20_000))
             await h.closeInput()
