@@ -63,7 +63,7 @@ enum ClientSuite {
             guard response.source == .cache else { throw BenchError(description: "expected a cache hit") }
         }
         return BenchResult(name: "cached_hit_speedup_vs_network", value: network / hit, baseline: 10, unit: "x",
-                           detail: String(format: "network fetch incl. storing (blob + fsync) %.0f µs, cached hit %.1f µs (16 KB, %@); fetch without storing %.0f µs = %.0fx a hit",
+                           detail: String(format: "network fetch incl. storing (blob file) %.0f µs, cached hit %.1f µs (16 KB, %@); fetch without storing %.0f µs = %.0fx a hit",
                                           network * 1e6, hit * 1e6, origin.name, networkOnly * 1e6, networkOnly / hit))
     }
 
