@@ -69,7 +69,9 @@ final class DriverProcess: Sendable {
 
     /// Polls (every 10 ms, at most `timeout` seconds) until `count` answer lines were read.
     /// - Throws: when they did not arrive in time.
-    func waitForAnswers(_ count: Int, timeout: TimeInterval = 15) async throws -> [DriverAnswer] {
+    ///   The default of 120 s is far above what an answer needs alone: a full parallel test run on 2 cores keeps
+    ///   hundreds of tests on the cooperative pool and has delayed first answers by over a minute.
+    func waitForAnswers(_ count: Int, timeout: TimeInterval = 120) async throws -> [DriverAnswer] {
         let deadline = Date().addingTimeInterval(timeout)
         while answers.count < count && Date() < deadline {
             try await Task.sleep(nanoseconds: 10_000_000)
