@@ -10,12 +10,21 @@ public struct UsageError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String { message }
 }
 
-/// A command that ran but failed (network, storage, nothing cached): printed on stderr, exit code 1.
+/// A command that ran but failed (network, storage, nothing cached): printed on stderr, exit code from its
+/// ``FailureKind`` (curl's numbers for the failures curl has, else 1).
 public struct CommandFailure: Error, Sendable, Equatable, CustomStringConvertible {
     /// One line saying which failure happened.
     public var message: String
-    /// Creates a failure with its one-line message.
-    public init(_ message: String) { self.message = message }
+    /// Which failure it is; decides the exit code and the `kind` of a `--json` error object.
+    public var kind: FailureKind
+    /// The URL the failure is about, or nil when it is about no URL (a file, the store).
+    public var url: URL?
+    /// Creates a failure with its one-line message, its kind (default: ``FailureKind/failed``, exit 1) and URL.
+    public init(_ message: String, kind: FailureKind = .failed, url: URL? = nil) {
+        self.message = message
+        self.kind = kind
+        self.url = url
+    }
     /// The message.
     public var description: String { message }
 }

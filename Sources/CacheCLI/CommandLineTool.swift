@@ -3,7 +3,8 @@ import Synchronization
 
 /// The dlcache command-line tool's logic: finds the subcommand, parses its options, runs it, maps errors to exit codes.
 ///
-/// Exit codes: 0 success, 1 failure (network, storage, nothing cached — the message says which), 64 bad usage
+/// Exit codes: 0 success, curl's numbers for the failures curl has (6 DNS, 7 connect, 28 timeout, 35/60 TLS,
+/// 47 redirects, 22 `--fail`, 23 output write; see ``FailureKind``), 1 any other failure, 64 bad usage
 /// (BSD `EX_USAGE`), like swift-argument-parser tools.
 public enum CommandLineTool {
     /// The tool's name as shown in help and errors.
@@ -97,20 +98,38 @@ public enum CommandLineTool {
             parsed = try ArgumentParser.parse(arguments, options: specs, positionals: command.arguments)
         } catch {
             console.err("Error: \(error.message) (see '\(name) \(command.name) --help')")
+            let end = arguments.firstIndex(of: "--") ?? arguments.count
+            if specs.contains(CommonOptions.json), arguments[..<end].contains("--json") {
+                reportJSON(CommandFailure(error.message, kind: .usage), console: console)
+            }
             return exitUsage
         }
+        let failure: CommandFailure
         do {
             return try await command.run(parsed, context: CommandContext(environment: environment))
         } catch let error as UsageError {
             console.err("Error: \(error.message) (see '\(name) \(command.name) --help')")
-            return exitUsage
+            failure = CommandFailure(error.message, kind: .usage)
         } catch let error as CommandFailure {
-            console.err("Error: \(ErrorText.clean(error.message))")
-            return exitFailure
+            failure = CommandFailure(ErrorText.clean(error.message), kind: error.kind, url: error.url)
+            console.err("Error: \(failure.message)")
         } catch {
-            console.err("Error: \(ErrorText.describe(error))")
-            return exitFailure
+            failure = CommandFailure(ErrorText.describe(error))
+            console.err("Error: \(failure.message)")
         }
+        if parsed.flag("json") { reportJSON(failure, console: console) }
+        return failure.kind.exitCode
+    }
+
+    /// Prints `{"error": {"kind", "message", "url", "exitCode"}}` on stdout for a `--json` run that failed.
+    static func reportJSON(_ failure: CommandFailure, console: Console) {
+        let object: [String: Any] = ["error": [
+            "kind": failure.kind.rawValue,
+            "message": failure.message,
+            "url": JSONOutput.orNull(failure.url?.absoluteString),
+            "exitCode": Int(failure.kind.exitCode),
+        ] as [String: Any]]
+        if let line = try? JSONOutput.line(object) { console.out(line) }
     }
 }
 

@@ -23,6 +23,8 @@ public enum GetCommand: Command {
         means "this process only": the entry is written, then dropped by the next dlcache run. Session storage is \
         meant for programs that keep one cache open (the library's RequestOptions.storage = .session), or to \
         fetch something without leaving it behind.
+
+        \(FailureKind.helpTable)
         """
     }
     /// The URL.
@@ -46,7 +48,7 @@ public enum GetCommand: Command {
             OptionSpec("header", short: "H", .repeated("name: value"), help: "Add a request header (repeatable)."),
             OptionSpec("request", short: "X", .value("method"), help: "Request method (default: GET)."),
         ] + FetchLimits.options + [
-            OptionSpec("fail", short: "f", help: "Exit 1 on HTTP status >= 400 and print no body."),
+            OptionSpec("fail", short: "f", help: "Exit 22 on HTTP status >= 400 and print no body (like curl)."),
             OptionSpec("verbose", short: "v", help: "Print a summary line, the decision's reason and any storage warnings on stderr."),
             CommonOptions.json,
         ]
@@ -119,14 +121,15 @@ public enum GetCommand: Command {
             response = try await cache.response(for: request, options: options)
         } catch {
             throw CommandFailure(ResponseDescription.failureMessage(error, url: request.url)
-                + staleCopyHint(error, request: request, options: options, cache: cache))
+                + staleCopyHint(error, request: request, options: options, cache: cache),
+                kind: FailureKind(error), url: error.url ?? request.url)
         }
         let failed = parsed.flag("fail") && response.status >= 400
         if parsed.flag("verbose") {
             context.console.err(ResponseDescription.summaryLine(response))
             context.console.err("Cache-Status: \(response.cacheStatus.fieldValue)")
         }
-        if parsed.flag("json") {
+        if parsed.flag("json") && !failed {
             var object = ResponseDescription.json(response)
             // Bodies small enough to be returned in memory come without their file; look it up.
             if response.storedBodyURL == nil, options.writeToCache || response.isFromCache,
@@ -145,7 +148,8 @@ public enum GetCommand: Command {
             }
         }
         if failed {
-            throw CommandFailure("HTTP \(response.status) \(response.statusText) from \(response.url.absoluteString) (--fail)")
+            throw CommandFailure("HTTP \(response.status) \(response.statusText) from \(response.url.absoluteString) (--fail)",
+                                 kind: .http, url: response.url)
         }
         return 0
     }
@@ -156,7 +160,8 @@ public enum GetCommand: Command {
                               cache: DownloadCache) -> String {
         switch error.code {
         case .connectionFailed, .timedOut: break
-        default: return ""
+        default:
+            guard case .tlsFailed? = error.transportError else { return "" }
         }
         // A redirect target failed: the stored copies of the requested URL do not stand in for it.
         if let failed = error.url, failed != request.url { return "" }

@@ -25,7 +25,7 @@ struct BodySink {
     init(file url: URL) throws(CommandFailure) {
         let fd = open(url.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
-            throw CommandFailure("cannot write '\(url.path)': \(String(cString: strerror(errno)))")
+            throw CommandFailure("cannot write '\(url.path)': \(String(cString: strerror(errno)))", kind: .write)
         }
         target = .fd(fd)
         path = url.path
@@ -48,7 +48,7 @@ struct BodySink {
                 return nil
             }
             if let failed {
-                throw CommandFailure("cannot write '\(path ?? "?")': \(String(cString: strerror(failed)))")
+                throw CommandFailure("cannot write '\(path ?? "?")': \(String(cString: strerror(failed)))", kind: .write)
             }
         }
     }

@@ -49,6 +49,15 @@ enum ResponseDescription {
         let target = error.url.map { "\($0.absoluteString) (redirect target of \(url.absoluteString))" }
             ?? url.absoluteString
         let detail = ErrorText.clean(error.detail)
+        switch error.transportError {
+        case .nameNotResolved?:
+            return "network error: cannot resolve the origin's host name for \(target) and nothing usable is cached (\(detail))"
+        case .tlsFailed(_, let certificate)?:
+            return "tls error: " + (certificate ? "the origin's certificate for \(target) is not trusted"
+                                                 : "the TLS handshake for \(target) failed")
+                + " (\(detail); --cacert FILE trusts a private CA, -k skips the check)"
+        default: break
+        }
         switch error.code {
         case .connectionFailed:
             return "network error: cannot connect to the origin for \(target) and nothing usable is cached (\(detail))"

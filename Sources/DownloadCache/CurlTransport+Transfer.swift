@@ -246,7 +246,15 @@ final class CurlTransfer: @unchecked Sendable {
             return .failure(.invalidResponse("response header too large (libcurl takes at most 100 KB per header line)"))
         case CURLE_WEIRD_SERVER_REPLY:
             return .failure(.invalidResponse(detail(code)))
-        case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY, CURLE_RECV_ERROR,
+        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
+            return .failure(.nameNotResolved(detail(code)))
+        case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_CRL_BADFILE:
+            return .failure(.tlsFailed(detail(code), certificate: true))
+        case CURLE_SSL_CONNECT_ERROR, CURLE_SSL_ENGINE_NOTFOUND, CURLE_SSL_ENGINE_SETFAILED, CURLE_SSL_CERTPROBLEM,
+             CURLE_SSL_CIPHER, CURLE_USE_SSL_FAILED, CURLE_SSL_ENGINE_INITFAILED, CURLE_SSL_SHUTDOWN_FAILED,
+             CURLE_SSL_PINNEDPUBKEYNOTMATCH, CURLE_SSL_INVALIDCERTSTATUS:
+            return .failure(.tlsFailed(detail(code), certificate: false))
+        case CURLE_COULDNT_CONNECT, CURLE_RECV_ERROR,
              CURLE_SEND_ERROR, CURLE_GOT_NOTHING:
             return .failure(.connectionFailed(detail(code)))
         case CURLE_WRITE_ERROR where writeError != nil:

@@ -60,7 +60,8 @@ public struct DownloadError: Error, Sendable, Hashable, CustomStringConvertible 
     /// Maps a transport failure to the caller-facing class.
     public init(_ error: TransportError) {
         switch error {
-        case .connectionFailed: self.init(.connectionFailed, error.description, transportError: error)
+        case .connectionFailed, .nameNotResolved: self.init(.connectionFailed, error.description, transportError: error)
+        case .tlsFailed: self.init(.other, error.description, transportError: error)
         case .timedOut: self.init(.timedOut, error.description, transportError: error)
         case .cancelled: self.init(.cancelled, error.description, transportError: error)
         case .truncated, .truncatedChunked: self.init(.truncated, error.description, transportError: error)

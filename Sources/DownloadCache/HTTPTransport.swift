@@ -122,6 +122,13 @@ public enum TransportError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The origin could not be reached or dropped the connection before a response: refused, DNS failure,
     /// no route, connection lost before the status line. Detail in words.
     case connectionFailed(String)
+    /// The origin's host name could not be resolved (DNS), in words. An unreachable origin like
+    /// ``connectionFailed(_:)``; kept apart so a caller can tell a wrong name from a refused connection.
+    case nameNotResolved(String)
+    /// The TLS handshake failed, in words. `certificate` is true when the origin's certificate was not trusted
+    /// (unknown issuer, expired, wrong host name) or the trust roots could not be read, false for any other
+    /// handshake failure (protocol version, cipher, alert). Never retried over plain HTTP.
+    case tlsFailed(String, certificate: Bool)
     /// No progress within the timeout (idle timeout or the request's total `timeout`).
     case timedOut
     /// The exchange was cancelled by the caller.
@@ -145,8 +152,8 @@ public enum TransportError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Whether this failure means the origin was unreachable (connection failed, timed out, stalled or cut off).
     public var isOriginUnreachable: Bool {
         switch self {
-        case .connectionFailed, .timedOut, .truncated, .truncatedChunked, .stalled: return true
-        case .cancelled, .invalidRequest, .invalidResponse, .other: return false
+        case .connectionFailed, .nameNotResolved, .timedOut, .truncated, .truncatedChunked, .stalled: return true
+        case .cancelled, .tlsFailed, .invalidRequest, .invalidResponse, .other: return false
         }
     }
 
@@ -154,6 +161,8 @@ public enum TransportError: Error, Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .connectionFailed(let detail): return "connection failed: \(detail)"
+        case .nameNotResolved(let detail): return "cannot resolve host: \(detail)"
+        case .tlsFailed(let detail, _): return "TLS failed: \(detail)"
         case .timedOut: return "timed out"
         case .cancelled: return "cancelled"
         case .truncated(let expected, let received) where expected < 0:

@@ -171,8 +171,15 @@ final class TransportExchange: Sendable {
         if let truncation = truncation(in: detail, received: received) { return truncation }
         if let problem = framingFailure(in: urlError.localizedDescription) { return .invalidResponse(problem) }
         switch urlError.code {
-        case .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet,
-             .cannotLoadFromNetwork, .internationalRoamingOff, .dataNotAllowed, .secureConnectionFailed,
+        case .cannotFindHost, .dnsLookupFailed:
+            return .nameNotResolved(detail)
+        case .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateHasUnknownRoot,
+             .serverCertificateNotYetValid:
+            return .tlsFailed(detail, certificate: true)
+        case .secureConnectionFailed, .clientCertificateRejected, .clientCertificateRequired:
+            return .tlsFailed(detail, certificate: false)
+        case .cannotConnectToHost, .notConnectedToInternet,
+             .cannotLoadFromNetwork, .internationalRoamingOff, .dataNotAllowed,
              .networkConnectionLost, .badServerResponse, .zeroByteResource:
             return .connectionFailed(detail)
         default:

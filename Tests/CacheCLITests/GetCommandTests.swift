@@ -105,17 +105,17 @@ import CacheTestSupport
         #expect(byDefault.code == 0)
         #expect(try byDefault.object()["source"] as? String == "stale")
         let plain = await cli.run(["get", "--no-stale-when-disconnected", url])
-        #expect(plain.code == 1)
+        #expect(plain.code == 7)
         #expect(plain.err.hasPrefix("Error: network error: cannot connect"))
         let fallback = await cli.run(["get", "--fallback-to-cache", "--json", url])
         #expect(fallback.code == 0)
         #expect(try fallback.object()["source"] as? String == "stale")
         let missing = await cli.run(["get", origin.url("/never").absoluteString])
-        #expect(missing.code == 1)
+        #expect(missing.code == 7)
         #expect(missing.err.contains("nothing usable is cached"))
     }
 
-    @Test func failFlagTurnsHTTPErrorsIntoExitOne() async throws {
+    @Test func failFlagTurnsHTTPErrorsIntoExitTwentyTwo() async throws {
         let origin = try OriginServer()
         defer { origin.stop() }
         let cli = try CLIHarness()
@@ -126,7 +126,7 @@ import CacheTestSupport
         #expect(plain.code == 0)
         #expect(plain.out == "nope")
         let failing = await cli.run(["get", "-f", "--no-store", url])
-        #expect(failing.code == 1)
+        #expect(failing.code == 22)
         #expect(failing.out.isEmpty)
         #expect(failing.err.hasPrefix("Error: HTTP 404 "))
     }

@@ -65,7 +65,7 @@ import CacheTestSupport
         defer { cli.cleanUp() }
         try await origin.configure(path: "/slow", body: "late", delay: 3)
         let run = await cli.run(["get", "--max-time", "0.5", origin.url("/slow").absoluteString])
-        #expect(run.code == 1)
+        #expect(run.code == 28)
         #expect(run.err.hasPrefix("Error: network error: timed out"))
     }
 

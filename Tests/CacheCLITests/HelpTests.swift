@@ -47,6 +47,12 @@ import Testing
     storage is meant for programs that keep one cache open (the library's RequestOptions.storage =
     .session), or to fetch something without leaving it behind.
     
+    Exit codes (curl's where curl has one): 0 success; 1 other failure (not cached, storage, invalid
+    response); 6 host name not resolved; 7 cannot connect; 18 body truncated; 22 HTTP status >= 400 with
+    --fail; 23 cannot write the output; 28 timed out or stalled; 35 TLS handshake failed; 47 too many
+    redirects; 60 certificate not trusted; 64 bad usage. With --json a failure prints one object on
+    stdout: {"error": {"kind", "message", "url", "exitCode"}}.
+    
     USAGE: dlcache get <url> [<options>]
     
     ARGUMENTS:
@@ -76,7 +82,7 @@ import Testing
       --max-time <seconds>    Give up on the origin after this many seconds (> 0, at most 1 day).
       --stall-timeout <seconds>
                               Fail as timed out when fewer than 1 KiB arrive in this many seconds (default: 30; 0: never).
-      -f, --fail              Exit 1 on HTTP status >= 400 and print no body.
+      -f, --fail              Exit 22 on HTTP status >= 400 and print no body (like curl).
       -v, --verbose           Print a summary line, the decision's reason and any storage warnings on stderr.
       --json                  Print one JSON value on stdout instead of text.
       -h, --help              Show help information.

@@ -55,11 +55,11 @@ import DownloadCache
         origin.stop()
 
         let hinted = await cli.run(["get", "--no-stale-when-disconnected", stale])
-        #expect(hinted.code == 1)
+        #expect(hinted.code == 7)
         #expect(hinted.err.hasPrefix("Error: network error: cannot connect to the origin for \(stale)"))
         #expect(hinted.err.hasSuffix(" (a stale copy is stored: --fallback-to-cache serves it)\n"))
         let plain = await cli.run(["get", other])
-        #expect(plain.code == 1)
+        #expect(plain.code == 7)
         #expect(!plain.err.contains("--fallback-to-cache"))
         let served = await cli.run(["get", "--fallback-to-cache", stale])
         #expect(served.code == 0)
