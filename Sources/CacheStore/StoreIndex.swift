@@ -74,6 +74,7 @@ final class StoreIndex {
             INSERT OR IGNORE INTO meta(name, value) VALUES('format', 'DownloadCache.CacheStore');
             INSERT OR IGNORE INTO meta(name, value) VALUES('memory_hits', '0'), ('memory_misses', '0'),
                 ('disk_hits', '0'), ('disk_misses', '0');
+            INSERT OR IGNORE INTO meta(name, value) VALUES('key_secret', lower(hex(randomblob(32))));
             CREATE TABLE IF NOT EXISTS entries(
                 id INTEGER PRIMARY KEY,
                 primary_key TEXT NOT NULL, variant TEXT NOT NULL,
@@ -196,6 +197,27 @@ final class StoreIndex {
             UPDATE totals SET entries = (SELECT count(*) FROM entries),
                 bytes = (SELECT coalesce(sum(size), 0) FROM entries) WHERE id = 1
             """)
+    }
+
+    /// The namespace's random secret (32 bytes, written once by `setUp`), or nil when the index has none (an index
+    /// written by an older version and opened read-only) or it is not 64 hex digits.
+    /// - Throws: `CacheStoreError` from SQLite.
+    func keySecret() throws(CacheStoreError) -> [UInt8]? {
+        let s = try db.prepare("SELECT value FROM meta WHERE name='key_secret'")
+        defer { s.reset() }
+        guard try s.step(), let text = s.string(0), text.utf8.count == 64 else { return nil }
+        var bytes: [UInt8] = []
+        var high: UInt8?
+        for c in text.utf8 {
+            let digit: UInt8
+            switch c {
+            case 0x30...0x39: digit = c - 0x30
+            case 0x61...0x66: digit = c - 0x61 + 10
+            default: return nil
+            }
+            if let h = high { bytes.append(h << 4 | digit); high = nil } else { high = digit }
+        }
+        return bytes
     }
 
     /// The hit and miss counts persisted by every store that used this index (zeros when the rows are missing,

@@ -123,13 +123,15 @@ public final class OriginServer: Sendable {
     /// - Parameters: see `origin.py`'s docstring: `size` is in bytes, `delay` and `chunkDelay` (pause after
     ///   each 64 KiB chunk of a generated body) in seconds; `reason` replaces the status line's reason phrase;
     ///   `noContentLength` sends the body without `Content-Length`, ended by closing the connection; `interim`
-///   lists 1xx interim responses (status, header fields) sent before the final response.
+    ///   lists 1xx interim responses (status, header fields) sent before the final response;
+    ///   `notModifiedHeaders` answers every conditional GET/HEAD with a 304 carrying exactly these lines.
     /// - Throws: `OriginError` when the control request fails.
     public func configure(path: String, status: Int = 200, headers: [(String, String)] = [], body: String? = nil,
                           size: Int? = nil, etag: String? = nil, lastModified: String? = nil, delay: Double? = nil,
                           truncate: Bool = false, drop: Bool = false, gzip: Bool = false, redirect: String? = nil,
                           echoHeader: String? = nil, chunkDelay: Double? = nil, reason: String? = nil,
-                          noContentLength: Bool = false, interim: [(Int, [(String, String)])] = []) async throws {
+                          noContentLength: Bool = false, interim: [(Int, [(String, String)])] = [],
+                          notModifiedHeaders: [(String, String)]? = nil) async throws {
         var config: [String: Any] = ["path": path, "status": status, "headers": headers.map { [$0.0, $0.1] }]
         if let body { config["body"] = body }
         if let size { config["size"] = size }
@@ -145,6 +147,7 @@ public final class OriginServer: Sendable {
         if let reason { config["reason"] = reason }
         if noContentLength { config["no_content_length"] = true }
         if !interim.isEmpty { config["interim"] = interim.map { [$0.0, $0.1.map { [$0.0, $0.1] }] as [Any] } }
+        if let notModifiedHeaders { config["not_modified_headers"] = notModifiedHeaders.map { [$0.0, $0.1] } }
         let data = try JSONSerialization.data(withJSONObject: config)
         _ = try await control("POST", "/__config", body: data)
     }

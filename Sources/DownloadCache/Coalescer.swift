@@ -4,7 +4,8 @@ import Synchronization
 /// Runs at most one operation per key at a time; concurrent callers with the same key wait for it.
 ///
 /// Each waiter gets the shared result, or its own `.cancelled` error when its task is cancelled; the shared
-/// operation is cancelled only when its last waiter leaves.
+/// operation is cancelled only when its last waiter leaves. A successful value that `mayShare` refuses goes only
+/// to the caller that started the operation: every other waiter then runs its own operation, uncoalesced.
 final class Coalescer<Value: Sendable>: Sendable {
     typealias Outcome = Result<Value, DownloadError>
 
@@ -26,8 +27,23 @@ final class Coalescer<Value: Sendable>: Sendable {
     var inFlightCount: Int { flights.withLock { $0.count } }
 
     /// Joins the running operation for `key`, or starts `operation` when none runs.
-    /// - Returns: the shared outcome, or `.cancelled` when the calling task is cancelled first.
-    func run(key: String, operation: @escaping @Sendable () async -> Outcome) async -> Outcome {
+    ///
+    /// `mayShare` says whether a successful value of another caller's operation may be handed to this caller;
+    /// when it says no, this caller runs `operation` itself (not coalesced, so nothing is shared again).
+    /// - Returns: the shared outcome, this caller's own outcome, or `.cancelled` when the calling task is
+    ///   cancelled first.
+    func run(key: String, operation: @escaping @Sendable () async -> Outcome,
+             mayShare: @Sendable (Value) -> Bool = { _ in true }) async -> Outcome {
+        let outcome = await join(key: key, operation: operation)
+        guard !outcome.startedHere, case .success(let value) = outcome.result, !mayShare(value) else {
+            return outcome.result
+        }
+        if Task.isCancelled { return .failure(Self.cancelledError) }
+        return await operation()
+    }
+
+    /// Joins or starts the flight for `key`; `startedHere` is whether this call started it.
+    private func join(key: String, operation: @escaping @Sendable () async -> Outcome) async -> (result: Outcome, startedHere: Bool) {
         let id = nextWaiter.wrappingAdd(1, ordering: .relaxed).newValue
         let (flight, isNew) = flights.withLock { map -> (Flight, Bool) in
             if let existing = map[key] { return (existing, false) }
@@ -42,7 +58,7 @@ final class Coalescer<Value: Sendable>: Sendable {
             }
             flight.state.withLock { $0.task = task }
         }
-        return await withTaskCancellationHandler {
+        let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
                 let immediate: Outcome? = flight.state.withLock { state in
                     if let result = state.result { return result }
@@ -56,6 +72,7 @@ final class Coalescer<Value: Sendable>: Sendable {
         } onCancel: {
             self.cancelWaiter(id, flight: flight, key: key)
         }
+        return (result, isNew)
     }
 
     private static var cancelledError: DownloadError {

@@ -7,7 +7,7 @@ extension DownloadCache {
     /// just stored it), asks RFC 9111 for a decision and performs it.
     func resolveGET(_ request: CacheRequest, options: RequestOptions) async -> Result<CachedResponse, DownloadError> {
         let now = configuration.now()
-        let evaluation = configuration.evaluationOptions(options)
+        let evaluation = evaluationOptions(options)
         let stored = options.readFromCache ? candidates(for: request).first : nil
         if options.readFromCache && stored == nil { store.recordLookup(hit: false) }  // a miss in `dlcache stats`
         let decision = RFC9111.evaluate(request: request, stored: stored?.metadata.stored, now: now, options: evaluation)
@@ -75,8 +75,13 @@ extension DownloadCache {
         let head = CacheResponse(status: received.status, headers: received.headers)
         if received.status == 304, let stored {
             sink.discard()
-            let result = freshened(stored, with: head, original: original, options: options,
-                                   requestTime: requestTime, responseTime: responseTime)
+            guard let result = freshened(stored, with: head, original: original, options: options,
+                                         requestTime: requestTime, responseTime: responseTime) else {
+                // §4.3.4: the 304's validator does not select the stored response, so it says nothing about it:
+                // ask again without conditions.
+                return await exchange(original, original: original, stored: nil, options: options,
+                                      reason: "\(reason); the 304's validator did not select the stored response, fetched unconditionally")
+            }
             if case .failure(let error) = result, error.code == .storage {
                 // The stored body vanished (evicted, corrupt) between the decision and the 304: fetch it whole.
                 return await exchange(original, original: original, stored: nil, options: options,
@@ -126,7 +131,7 @@ extension DownloadCache {
                           options: RequestOptions) -> Result<CachedResponse, DownloadError> {
         guard error.code != .cancelled, let stored else { return .failure(error) }
         let now = configuration.now()
-        var evaluation = configuration.evaluationOptions(options)
+        var evaluation = evaluationOptions(options)
         // Only an unreachable origin is "disconnected" (RFC 9111 §4.2.4); a TLS or local failure is not.
         let disconnected: Set<DownloadError.Code> = [.connectionFailed, .timedOut, .truncated]
         if status != nil || !disconnected.contains(error.code) { evaluation.servesStaleWhenDisconnected = false }
@@ -142,9 +147,10 @@ extension DownloadCache {
         return .success(stale)
     }
 
-    /// 304 Not Modified: freshen every stored response it selects (§4.3.4) and serve the chosen one.
+    /// 304 Not Modified: freshen every stored response it selects (§4.3.4) and serve the chosen one; `nil` when
+    /// the 304 does not select `stored` (its validator names another response): then it must not be used.
     private func freshened(_ stored: StoredCandidate, with notModified: CacheResponse, original: CacheRequest,
-                           options: RequestOptions, requestTime: Date, responseTime: Date) -> Result<CachedResponse, DownloadError> {
+                           options: RequestOptions, requestTime: Date, responseTime: Date) -> Result<CachedResponse, DownloadError>? {
         let all = candidates(for: original)
         let selected = Set(RFC9111.selectForFreshening(all.map(\.metadata.stored), notModified: notModified))
         var chosen = stored
@@ -162,12 +168,7 @@ extension DownloadCache {
                 chosenWasSelected = true
             }
         }
-        if !chosenWasSelected {
-            // The 304 did not select our stored response (validator mismatch): freshen it anyway for this
-            // answer only, since the origin answered our conditional request built from it.
-            chosen.metadata.stored = RFC9111.freshen(stored.metadata.stored, with: notModified,
-                                                     requestTime: requestTime, responseTime: responseTime)
-        }
+        guard chosenWasSelected else { return nil }
         let now = configuration.now()
         if let served = serve(chosen, request: original, source: .revalidated, reason: "revalidated: 304 Not Modified",
                               options: options, now: now) {

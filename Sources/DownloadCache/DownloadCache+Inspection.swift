@@ -96,7 +96,7 @@ extension DownloadCache {
         for primary in RFC9111.lookupKeys(for: request) {
             for info in store.variants(forPrimaryKey: primary) {
                 guard let meta = StoredEntryMetadata.decode(info.metadata),
-                      RFC9111.matches(stored: meta.stored, request: request) else { continue }
+                      RFC9111.matches(stored: meta.stored, request: request, secret: keySecret) else { continue }
                 return store.bodyFileURL(for: info.key)
             }
         }

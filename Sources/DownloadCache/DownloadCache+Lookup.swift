@@ -38,7 +38,7 @@ extension DownloadCache {
                 try? store.remove(info.key)
                 continue
             }
-            if RFC9111.matches(stored: metadata.stored, request: request) {
+            if RFC9111.matches(stored: metadata.stored, request: request, secret: keySecret) {
                 found.append(StoredCandidate(info: info, metadata: metadata))
             }
         }
@@ -51,7 +51,7 @@ extension DownloadCache {
         guard let candidate = candidates(for: request).first else { return nil }
         let now = configuration.now()
         let decision = RFC9111.evaluate(request: request, stored: candidate.metadata.stored, now: now,
-                                        options: configuration.evaluationOptions(options))
+                                        options: evaluationOptions(options))
         guard case .useStored(let reason) = decision else { return nil }
         return serve(candidate, request: request, source: .cache, reason: reason, options: options, now: now)
     }

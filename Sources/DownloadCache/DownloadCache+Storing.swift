@@ -77,6 +77,7 @@ extension DownloadCache {
             return .failure(DownloadError(.truncated(expected: expected, received: size)))
         }
         let head = CacheResponse(status: received.status, headers: received.headers)
+        let evaluation = evaluationOptions(options)
         let inMemory = size <= Int64(configuration.inMemoryBodyLimit)
         var data: Data?
         if let body = received.inMemoryBody, !inMemory {
@@ -101,13 +102,18 @@ extension DownloadCache {
         case .doNotStore(let why): note = "not stored: \(why)"
         }
         if storability.isStorable {
-            if let variant = RFC9111.secondaryKey(vary: head.headers, request: original.headers) {
+            if let secondary = RFC9111.secondaryKey(vary: head.headers, request: original.headers, secret: keySecret) {
+                // Stored without hop-by-hop fields (§3.1); credentials only as keyed hashes; partitioned by them (§3.5).
+                let partition = RFC9111.credentialPartition(request: original, response: head, options: evaluation)
+                let variant = RFC9111.variantKey(secondaryKey: secondary, credentialPartition: partition)
                 let key = StoreKey(primary: RFC9111.primaryKey(method: "GET", url: original.url), variant: variant)
                 let stored = StoredResponse(
-                    response: head, requestTime: requestTime, responseTime: responseTime,
-                    varyingRequestHeaders: RFC9111.varyingRequestHeaders(response: head, request: original.headers),
+                    response: CacheResponse(status: head.status, headers: RFC9111.storedHeaders(head.headers)),
+                    requestTime: requestTime, responseTime: responseTime,
+                    varyingRequestHeaders: RFC9111.varyingRequestHeaders(response: head, request: original.headers,
+                                                                         secret: keySecret),
                     requestMethod: "GET", overrideExpiry: options.expiresIn.map { responseTime.addingTimeInterval($0) },
-                    slidingLifetime: options.renewExpiryOnHit ? options.expiresIn : nil)
+                    slidingLifetime: options.renewExpiryOnHit ? options.expiresIn : nil, credentialPartition: partition)
                 let metadata = StoredEntryMetadata(url: original.url.absoluteString, method: "GET",
                                                    statusText: received.statusText, stored: stored)
                 var directWriter: BodyWriter?
@@ -196,7 +202,7 @@ extension DownloadCache {
     /// (§5.2.2.4) makes it not fresh unless the caller overrides the server's cache control or the expiry.
     func freshness(of stored: StoredResponse, now: Date, options: RequestOptions) -> (age: TimeInterval, fresh: Bool) {
         let age = RFC9111.currentAge(stored, now: now)
-        var fresh = RFC9111.isFresh(stored, now: now, options: configuration.evaluationOptions(options))
+        var fresh = RFC9111.isFresh(stored, now: now, options: evaluationOptions(options))
         if fresh, stored.overrideExpiry == nil, !options.ignoreServerCacheControl,
            CacheControl.response(stored.response.headers).noCache {
             fresh = false
@@ -245,7 +251,7 @@ extension DownloadCache {
         let now = configuration.now()
         let stored = candidate.metadata.stored
         guard case .useStored(let reason) = RFC9111.evaluate(request: getRequest, stored: stored, now: now,
-                                                            options: configuration.evaluationOptions(options)) else {
+                                                            options: evaluationOptions(options)) else {
             return nil
         }
         let (age, fresh) = freshness(of: stored, now: now, options: options)

@@ -27,6 +27,9 @@ public final class DownloadCache: Sendable {
     let metadataCache = MetadataDecodeCache()
     /// The shared tier (Redis) beside the local store; `nil` when `configuration.sharedTier` is `nil`.
     let sharedTier: SharedTier?
+    /// The namespace's secret for the keyed hashes that stand for credentials and cookies in stored keys
+    /// (`CacheStore.keySecret()`; the empty secret when the index has none).
+    let keySecret: CacheKeySecret
     /// Directory where bodies land before they are stored or handed over: the store's own `tmp/` (same file
     /// system as `blobs/`, so storing is a rename, and emptied by CacheStore's recovery when a process opens the
     /// namespace alone, so a download cut by SIGINT or a crash never lingers); nil when that directory is not
@@ -50,6 +53,7 @@ public final class DownloadCache: Sendable {
         self.transport = configuration.transport ?? Self.defaultTransport(configuration)
         self.limiters = OriginLimiters(limit: configuration.maxConcurrentDownloads)
         self.sharedTier = Self.makeSharedTier(configuration)
+        self.keySecret = store.keySecret().map { CacheKeySecret(bytes: $0) } ?? .none
         let storeTemporary = store.directoryURL.appendingPathComponent("tmp", isDirectory: true)
         if !store.isReadOnly, cs_access(storeTemporary.path, 1) == 0 {
             self.storeDownloadsDirectory = storeTemporary
@@ -246,10 +250,8 @@ public final class DownloadCache: Sendable {
             next.headers.remove("Content-Type")
             next.headers.remove("Content-Length")
         }
-        if request.url.host?.lowercased() != url.host?.lowercased() {
-            next.headers.remove("Authorization")
-            next.headers.remove("Cookie")
-        }
+        // Credentials and cookies never cross to another origin (scheme, host, port).
+        next.headers = RFC9111.redirectHeaders(next.headers, from: request.url, to: url)
         return next
     }
 
@@ -273,20 +275,37 @@ public final class DownloadCache: Sendable {
         }
         let forward = forwardReason(request, options: options)
         let key = coalescingKey(request, options: options)
-        let outcome = await coalescer.run(key: key) { [self] in
+        let evaluation = evaluationOptions(options)
+        let outcome = await coalescer.run(key: key, operation: { [self] in
             await self.resolveGET(request, options: options)
-        }
+        }, mayShare: { response in
+            // A waiter receives another caller's response only when the cache could have stored it and served it
+            // to this request (RFC 9111 §3, §3.5, §4.1); otherwise it makes its own request.
+            response.source != .network
+                || RFC9111.mayShare(response: CacheResponse(status: response.status, headers: response.headers),
+                                    obtainedFor: request, with: request, options: evaluation)
+        })
         var response = try outcome.get()
         if !response.cacheStatus.hit { response.cacheStatus.forward = forward }
         return response
     }
 
-    /// The coalescing key: method, primary cache key, every request header, and the option fingerprint.
+    /// The coalescing key: method, primary cache key, the credential tag (URL user info is not in the primary
+    /// key), every request header, and the option fingerprint.
     private func coalescingKey(_ request: CacheRequest, options: RequestOptions) -> String {
         var key = RFC9111.primaryKey(method: "GET", url: request.url)
+        key += "\n" + (RFC9111.credentialTag(request, secret: keySecret) ?? "-")
         let fields = request.headers.fields.map { "\($0.name.lowercased()):\($0.value)" }.sorted()
         key += "\n" + fields.joined(separator: "\n") + "\n" + options.coalescingFingerprint
         return key
+    }
+
+    /// The semantics options for one request: the configuration's (``Configuration/evaluationOptions(_:)``) with
+    /// this namespace's ``keySecret``.
+    func evaluationOptions(_ options: RequestOptions) -> EvaluationOptions {
+        var evaluation = configuration.evaluationOptions(options)
+        evaluation.keySecret = keySecret
+        return evaluation
     }
 }
 

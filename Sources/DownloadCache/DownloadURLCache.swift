@@ -51,14 +51,17 @@ public final class DownloadURLCache: URLCache, @unchecked Sendable {
         for (name, value) in http.allHeaderFields {
             if let name = name as? String { headers.add(name, "\(value)") }
         }
-        let response = CacheResponse(status: http.statusCode, headers: headers)
+        let response = CacheResponse(status: http.statusCode, headers: RFC9111.storedHeaders(headers))
         let mode = cache.configuration.mode
+        let options = cache.evaluationOptions(RequestOptions())
         guard RFC9111.storability(request: cacheRequest, response: response, mode: mode,
                                   targetedFields: cache.configuration.effectiveTargetedFields).isStorable,
-              let variant = RFC9111.secondaryKey(vary: headers, request: cacheRequest.headers) else { return }
+              let secondary = RFC9111.secondaryKey(vary: headers, request: cacheRequest.headers,
+                                                   secret: cache.keySecret) else { return }
         let now = cache.configuration.now()
         let stored = RFC9111.makeStoredResponse(request: cacheRequest, response: response, requestTime: now,
-                                                responseTime: now)
+                                                responseTime: now, options: options)
+        let variant = RFC9111.variantKey(secondaryKey: secondary, credentialPartition: stored.credentialPartition)
         let metadata = StoredEntryMetadata(url: cacheRequest.url.absoluteString, method: "GET",
                                            statusText: HTTPStatusText.text(for: http.statusCode), stored: stored)
         let key = StoreKey(primary: RFC9111.primaryKey(method: "GET", url: cacheRequest.url), variant: variant)

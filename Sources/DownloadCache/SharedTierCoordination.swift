@@ -209,8 +209,8 @@ extension DownloadCache {
               RFC9111.primaryKey(method: "GET", url: url) == primary,
               stored.overrideExpiry == nil, stored.slidingLifetime == nil,
               stored.responseTime.timeIntervalSince(now) < 60, stored.requestTime <= stored.responseTime,
-              RFC9111.secondaryKey(vary: stored.response.headers, request: stored.varyingRequestHeaders) == entry.variant,
-              RFC9111.matches(stored: stored, request: request),
+              RFC9111.variantKey(of: stored) == entry.variant,
+              RFC9111.matches(stored: stored, request: request, secret: keySecret),
               RFC9111.storability(request: request, response: stored.response, mode: configuration.mode).isStorable else {
             return false
         }

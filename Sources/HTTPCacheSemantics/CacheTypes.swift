@@ -64,6 +64,10 @@ public struct StoredResponse: Sendable, Hashable, Codable {
     /// Sliding lifetime in seconds: when set, each hit renews ``overrideExpiry`` to `now + slidingLifetime`
     /// (see ``RFC9111/renewedAfterHit(_:now:)``); `nil` = no sliding expiry.
     public var slidingLifetime: TimeInterval?
+    /// Who may be served the response (RFC 9111 §3.5): the keyed tag of the credentials it was obtained with
+    /// (``RFC9111/credentialTag(_:secret:)``), ``RFC9111/anonymousPartition`` for requests without credentials,
+    /// or `nil` for any request (the origin made it shareable). See ``RFC9111/credentialPartition(request:response:options:)``.
+    public var credentialPartition: String?
 
     /// Creates a stored response; `requestTime`/`responseTime` are the §4.2.3 clock readings.
     public init(
@@ -73,7 +77,8 @@ public struct StoredResponse: Sendable, Hashable, Codable {
         varyingRequestHeaders: HTTPHeaders = [],
         requestMethod: String = "GET",
         overrideExpiry: Date? = nil,
-        slidingLifetime: TimeInterval? = nil
+        slidingLifetime: TimeInterval? = nil,
+        credentialPartition: String? = nil
     ) {
         self.response = response
         self.requestTime = requestTime
@@ -82,6 +87,7 @@ public struct StoredResponse: Sendable, Hashable, Codable {
         self.requestMethod = requestMethod
         self.overrideExpiry = overrideExpiry
         self.slidingLifetime = slidingLifetime
+        self.credentialPartition = credentialPartition
     }
 }
 

@@ -61,6 +61,9 @@ public struct EvaluationOptions: Sendable, Hashable {
     public var heuristicFraction: Double
     /// Upper bound in seconds of a heuristic freshness lifetime; default 604,800 (7 days).
     public var heuristicCap: TimeInterval
+    /// The key of the hashes that stand for credentials and cookies in stored keys (``CacheKeySecret``); default
+    /// ``CacheKeySecret/none``. Must be the secret the stored responses were stored with.
+    public var keySecret: CacheKeySecret
 
     /// Creates options; every parameter has the documented default.
     public init(
@@ -72,7 +75,8 @@ public struct EvaluationOptions: Sendable, Hashable {
         servesStaleWhenDisconnected: Bool = true,
         targetedFields: [String] = [],
         heuristicFraction: Double = 0.1,
-        heuristicCap: TimeInterval = 86_400 * 7
+        heuristicCap: TimeInterval = 86_400 * 7,
+        keySecret: CacheKeySecret = .none
     ) {
         self.mode = mode
         self.policy = policy
@@ -83,5 +87,6 @@ public struct EvaluationOptions: Sendable, Hashable {
         self.targetedFields = targetedFields
         self.heuristicFraction = heuristicFraction
         self.heuristicCap = heuristicCap
+        self.keySecret = keySecret
     }
 }

@@ -75,17 +75,50 @@ extension RFC9111 {
     /// names, normalised; `""` when there is no `Vary`; `nil` when `Vary` contains `*` (never matches).
     ///
     /// Field names are compared case-insensitively and sorted; each value is split into list members, trimmed,
-    /// inner whitespace collapsed, and re-joined with `,`. An absent field differs from an empty one.
+    /// inner whitespace collapsed, and re-joined with `,`. An absent field differs from an empty one. Values of
+    /// ``credentialFields`` (Authorization, Proxy-Authorization, Cookie) appear only as `secret`'s keyed hash.
     /// - Parameters:
     ///   - vary: the stored response's header fields (only `Vary` is read).
     ///   - request: the request header fields (the presented request, or the stored varying headers).
-    public static func secondaryKey(vary: HTTPHeaders, request: HTTPHeaders) -> String? {
+    ///   - secret: the namespace's key for hashing credential values (``CacheKeySecret``).
+    public static func secondaryKey(vary: HTTPHeaders, request: HTTPHeaders, secret: CacheKeySecret = .none) -> String? {
+        secondaryKey(vary: vary) { name, values in storedValue(name: name, values: values, secret: secret) }
+            .map { $0(request) }
+    }
+
+    /// The store's variant key of a stored response (``variantKey(secondaryKey:credentialPartition:)``), from its
+    /// own stored varying headers (whose credential values already are keyed hashes) and its credential partition;
+    /// `nil` when its `Vary` contains `*`. Equals the key it was stored under.
+    public static func variantKey(of stored: StoredResponse) -> String? {
+        guard let key = secondaryKey(vary: stored.response.headers, value: { name, values in
+            normalizedValue(values, name: HeaderSyntax.asciiLowercased(name)) })
+            .map({ $0(stored.varyingRequestHeaders) }) else { return nil }
+        return variantKey(secondaryKey: key, credentialPartition: stored.credentialPartition)
+    }
+
+    /// The secondary key builder for `vary`'s field names, with `value` making each present field's stored value.
+    private static func secondaryKey(vary: HTTPHeaders, value: @escaping (String, [String]) -> String) -> ((HTTPHeaders) -> String)? {
         guard let names = HeaderSyntax.varyFieldNames(vary) else { return nil }
-        return names.sorted().map { name -> String in
-            let values = request.values(for: name)
-            if values.isEmpty { return escape(name) }
-            return escape(name) + ":" + escape(normalizedValue(values, name: name))
-        }.joined(separator: "\n")
+        let sorted = names.sorted()
+        return { request in
+            sorted.map { name -> String in
+                let values = request.values(for: name)
+                if values.isEmpty { return escape(name) }
+                return escape(name) + ":" + escape(value(name, values))
+            }.joined(separator: "\n")
+        }
+    }
+
+    /// The value kept in a stored key for the request field `name`: its normalised value, or for a credential
+    /// field (``credentialFields``) the keyed hash of it.
+    static func storedValue(name: String, values: [String], secret: CacheKeySecret) -> String {
+        let value = normalizedValue(values, name: HeaderSyntax.asciiLowercased(name))
+        return isCredentialField(name) ? secret.tag(value) : value
+    }
+
+    /// Whether `value` has the shape of ``CacheKeySecret/tag(_:)``'s output.
+    static func isKeyedTag(_ value: String) -> Bool {
+        value.hasPrefix(CacheKeySecret.tagPrefix) && value.utf8.count == CacheKeySecret.tagPrefix.utf8.count + 64
     }
 
     /// All lines of one request field as one normalised list: members trimmed, inner whitespace collapsed, `,`-joined;
@@ -99,15 +132,26 @@ extension RFC9111 {
         return members.joined(separator: ",")
     }
 
-    /// Whether two requests agree on every field in `names` (§4.1), exactly as equal ``secondaryKey(vary:request:)``s.
-    /// With `storedResponse`, an `Accept-Language` that differs still matches when it would select the stored
-    /// response's `Content-Language` (``selectsStoredLanguage(storedResponse:requestValues:)``).
-    static func varyValuesMatch(_ names: [String], _ a: HTTPHeaders, _ b: HTTPHeaders,
-                                storedResponse: HTTPHeaders? = nil) -> Bool {
+    /// Whether the stored varying headers `stored` and the presented request `request` agree on every field in
+    /// `names` (§4.1), exactly as equal ``secondaryKey(vary:request:secret:)``s; credential fields are compared
+    /// by keyed hash (the stored side holds only the hash). With `storedResponse`, an `Accept-Language` that
+    /// differs still matches when it would select the stored response's `Content-Language`
+    /// (``selectsStoredLanguage(storedResponse:requestValues:)``).
+    static func varyValuesMatch(_ names: [String], _ stored: HTTPHeaders, _ request: HTTPHeaders,
+                                storedResponse: HTTPHeaders? = nil, secret: CacheKeySecret = .none) -> Bool {
         for name in names {
-            let left = a.values(for: name), right = b.values(for: name)
+            let left = stored.values(for: name), right = request.values(for: name)
+            if left.isEmpty || right.isEmpty {
+                if left.isEmpty && right.isEmpty { continue }
+                return false
+            }
+            if isCredentialField(name) {
+                // The stored side must be a keyed hash: a plaintext credential (written by an older version) never matches.
+                guard left.count == 1, isKeyedTag(left[0]) else { return false }
+                if left[0] != secret.tag(normalizedValue(right)) { return false }
+                continue
+            }
             if left == right { continue }
-            if left.isEmpty || right.isEmpty { return false }
             if normalizedValue(left, name: name) != normalizedValue(right, name: name) {
                 if name == "accept-language", let storedResponse,
                    selectsStoredLanguage(storedResponse: storedResponse, requestValues: right) { continue }
@@ -133,29 +177,50 @@ extension RFC9111 {
     }
 
     /// The request header lines named by the response's `Vary`, to store with the response (§4.1); empty when
-    /// there is no `Vary` or it is `*`.
-    public static func varyingRequestHeaders(response: CacheResponse, request: HTTPHeaders) -> HTTPHeaders {
+    /// there is no `Vary` or it is `*`. A credential field (``credentialFields``) is kept as one line carrying
+    /// `secret`'s keyed hash of its normalised value, never in plaintext.
+    public static func varyingRequestHeaders(response: CacheResponse, request: HTTPHeaders,
+                                             secret: CacheKeySecret = .none) -> HTTPHeaders {
         guard let names = HeaderSyntax.varyFieldNames(response.headers) else { return [] }
-        return HTTPHeaders(fields: request.fields.filter { field in names.contains { HTTPHeaders.namesEqual($0, field.name) } })
+        var fields: [HTTPHeaders.Field] = []
+        var hashed: Set<String> = []
+        for field in request.fields where names.contains(where: { HTTPHeaders.namesEqual($0, field.name) }) {
+            guard isCredentialField(field.name) else {
+                fields.append(field)
+                continue
+            }
+            let lower = HeaderSyntax.asciiLowercased(field.name)
+            guard hashed.insert(lower).inserted else { continue }
+            let values = request.values(for: field.name)
+            fields.append(HTTPHeaders.Field(name: field.name, value: storedValue(name: field.name, values: values, secret: secret)))
+        }
+        return HTTPHeaders(fields: fields)
     }
 
     /// Whether `stored` may answer `request` as far as §4.1 goes beyond the URI: the stored request method
-    /// allows it (same method, or a GET response for a HEAD request) and the `Vary`-named request fields match.
+    /// allows it (same method, or a GET response for a HEAD request), the request presents the credentials the
+    /// response was stored for (``StoredResponse/credentialPartition``, §3.5) and the `Vary`-named request
+    /// fields match.
     ///
-    /// The target URI is matched by the primary-key lookup (``primaryKey(method:url:)``), not here.
-    public static func matches(stored: StoredResponse, request: CacheRequest) -> Bool {
-        mismatchReason(stored: stored, request: request) == nil
+    /// The target URI is matched by the primary-key lookup (``primaryKey(method:url:)``), not here. `secret` must
+    /// be the one the response was stored with.
+    public static func matches(stored: StoredResponse, request: CacheRequest, secret: CacheKeySecret = .none) -> Bool {
+        mismatchReason(stored: stored, request: request, secret: secret) == nil
     }
 
-    /// Why `stored` does not match `request` (§4.1), or `nil` when it matches.
-    static func mismatchReason(stored: StoredResponse, request: CacheRequest) -> String? {
+    /// Why `stored` does not match `request` (§4.1, §3.5), or `nil` when it matches.
+    static func mismatchReason(stored: StoredResponse, request: CacheRequest, secret: CacheKeySecret) -> String? {
         let methodOK = stored.requestMethod == request.method || (request.method == "HEAD" && stored.requestMethod == "GET")
         if !methodOK { return "stored response was for \(stored.requestMethod), request is \(request.method) (RFC 9111 §4.1)" }
+        if let partition = stored.credentialPartition, partition != requestPartition(request, secret: secret) {
+            return "stored response was obtained with other credentials than the request's (RFC 9111 §3.5)"
+        }
         guard stored.response.headers.contains("Vary") else { return nil }
         guard let names = HeaderSyntax.varyFieldNames(stored.response.headers) else {
             return "stored response has Vary: *, which never matches (RFC 9111 §4.1)"
         }
-        guard varyValuesMatch(names, stored.varyingRequestHeaders, request.headers, storedResponse: stored.response.headers) else {
+        guard varyValuesMatch(names, stored.varyingRequestHeaders, request.headers, storedResponse: stored.response.headers,
+                              secret: secret) else {
             return "request's values of Vary fields (\(names.joined(separator: ", "))) differ from the stored request's (RFC 9111 §4.1)"
         }
         return nil

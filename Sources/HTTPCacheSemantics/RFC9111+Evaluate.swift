@@ -58,7 +58,7 @@ extension RFC9111 {
             return miss("method \(request.method) is not answered from the cache (RFC 9111 §4)", offline: offline, options: options)
         }
         guard let stored else { return miss("no stored response", offline: offline, options: options) }
-        if let mismatch = mismatchReason(stored: stored, request: request) {
+        if let mismatch = mismatchReason(stored: stored, request: request, secret: options.keySecret) {
             return miss(mismatch, offline: offline, options: options)
         }
         switch options.policy {

@@ -7,7 +7,8 @@ extension RFC9111 {
     /// and not 206 (partial content not supported: this cache stores complete responses only, §3.3–3.4);
     /// request `no-store`; `must-understand` with a status this cache does not understand; response `no-store`
     /// (ignored under `must-understand` with an understood status, §5.2.2.3); in a shared cache `private`
-    /// (qualified or not — field stripping is not implemented) and `Authorization` without `public`,
+    /// (qualified or not — field stripping is not implemented) and credentials (`Authorization`, or user info
+    /// in the URL, ``hasCredentials(_:)``) without `public`,
     /// `must-revalidate` or `s-maxage` (§3.5); `Vary: *` (can never be reused, §4.1); finally the response
     /// needs explicit cacheability (`public`, `private` in a private cache, `Expires`, `max-age`, `s-maxage` in
     /// a shared cache) or a heuristically cacheable status (§4.2.2). Statuses outside
@@ -19,7 +20,7 @@ extension RFC9111 {
     /// With `targetedFields` (RFC 9213) the first valid targeted field replaces `Cache-Control` and `Expires`.
     /// With `ignoreServerCacheControl` the server's `Cache-Control`, `Pragma` and `Expires` are not read: a
     /// GET/HEAD response with a heuristically cacheable status is stored (shared mode still refuses
-    /// `Authorization`).
+    /// credentials).
     public static func storability(
         request: CacheRequest, response: CacheResponse, mode: CacheMode, ignoreServerCacheControl: Bool = false,
         targetedFields: [String] = []
@@ -29,10 +30,11 @@ extension RFC9111 {
         if HeaderSyntax.varyFieldNames(response.headers) == nil {
             return .doNotStore(reason: "Vary: * — the response can never be reused (RFC 9111 §4.1)")
         }
-        let hasAuthorization = request.headers.contains("Authorization")
+        // URL user info is sent as Authorization: Basic, so it counts as Authorization (§3.5).
+        let hasAuthorization = hasCredentials(request)
         if ignoreServerCacheControl {
             if mode == .shared, hasAuthorization {
-                return .doNotStore(reason: "request has Authorization and a shared cache ignoring Cache-Control cannot see public (RFC 9111 §3.5)")
+                return .doNotStore(reason: "request has credentials (Authorization or URL user info) and a shared cache ignoring Cache-Control cannot see public (RFC 9111 §3.5)")
             }
             guard heuristicallyCacheableStatuses.contains(status) else {
                 return .doNotStore(reason: "status \(status) is not heuristically cacheable and the server's Cache-Control is ignored")
@@ -81,7 +83,7 @@ extension RFC9111 {
         if mode == .shared {
             if cc.isPrivate { return "response is private and this is a shared cache (RFC 9111 §5.2.2.7)" }
             if hasAuthorization && !(cc.isPublic || cc.mustRevalidate || cc.sMaxAge != nil) {
-                return "request has Authorization and the response lacks public, must-revalidate or s-maxage (RFC 9111 §3.5)"
+                return "request has credentials (Authorization or URL user info) and the response lacks public, must-revalidate or s-maxage (RFC 9111 §3.5)"
             }
         }
         return nil

@@ -46,8 +46,11 @@ public enum RFC9111 {
         Set(HeaderSyntax.listMembers(of: headers, named: "Connection").map { $0.lowercased() })
     }
 
-    /// Builds the ``StoredResponse`` to persist for a fresh response: Vary's request values captured, and
-    /// ``EvaluationOptions/lifetimeOverride`` turned into ``StoredResponse/overrideExpiry`` (`responseTime + lifetime`).
+    /// Builds the ``StoredResponse`` to persist for a fresh response: Vary's request values captured (credentials
+    /// as ``EvaluationOptions/keySecret``'s hashes), the credential partition set (§3.5,
+    /// ``credentialPartition(request:response:options:)``), and ``EvaluationOptions/lifetimeOverride`` turned into
+    /// ``StoredResponse/overrideExpiry`` (`responseTime + lifetime`). The header fields are kept as given; see
+    /// ``storedHeaders(_:)`` for the §3.1 filtering.
     ///
     /// `slidingLifetime` (seconds, `nil` = none) is stored as is and also sets the first expiry when no
     /// lifetime override is given. Times are the §4.2.3 `request_time` and `response_time`.
@@ -60,8 +63,10 @@ public enum RFC9111 {
         if expiry == nil, let sliding = slidingLifetime { expiry = responseTime.addingTimeInterval(sliding) }
         return StoredResponse(
             response: response, requestTime: requestTime, responseTime: responseTime,
-            varyingRequestHeaders: varyingRequestHeaders(response: response, request: request.headers),
-            requestMethod: request.method, overrideExpiry: expiry, slidingLifetime: slidingLifetime)
+            varyingRequestHeaders: varyingRequestHeaders(response: response, request: request.headers,
+                                                         secret: options.keySecret),
+            requestMethod: request.method, overrideExpiry: expiry, slidingLifetime: slidingLifetime,
+            credentialPartition: credentialPartition(request: request, response: response, options: options))
     }
 
     /// Applies a sliding expiry after a hit: when ``StoredResponse/slidingLifetime`` is set, returns a copy whose

@@ -13,7 +13,9 @@ Control plane (same port):
                          "chunk_delay": 0.01 (seconds slept after each 64 KiB chunk of a generated body),
                          "reason": "Custom Reason" (the status line's reason phrase),
                          "interim": [[103, [["Link", "</s.css>; rel=preload"]]], [102]] (1xx interim
-                         responses sent before the final one)}
+                         responses sent before the final one),
+                         "not_modified_headers": [["ETag", "\"other\""]] (every conditional GET/HEAD is
+                         answered 304 with exactly these header lines, whatever its validators)}
                    (the config of a path replaces any earlier config of the same path)
   GET  /__hits     JSON {path: {"total": n, "conditional": n, "not_modified": n, "methods": {...}}}
   POST /__clock    JSON {"offset": seconds}: Date headers say real time + offset (follows a test's fixed clock)
@@ -253,6 +255,14 @@ class Handler(BaseHTTPRequestHandler):
         extra = [tuple(pair) for pair in config.get("headers", [])]
         status = int(config.get("status", 200))
 
+        forced = config.get("not_modified_headers")
+        if forced is not None and conditional and method in ("GET", "HEAD"):
+            _count(path, method, conditional, not_modified=True)
+            self.send_response(304)
+            for name, value in forced:
+                self.send_header(name, value)
+            self.end_headers()
+            return
         # RFC 9110 §13.1.2/§13.1.3: If-None-Match takes precedence over If-Modified-Since.
         if method in ("GET", "HEAD") and 200 <= status < 300:
             matched = _etag_matches(inm, etag) if inm is not None else _not_modified_since(ims, last_modified)
