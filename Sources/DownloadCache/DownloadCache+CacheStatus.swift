@@ -12,7 +12,7 @@ extension DownloadCache {
         if store.variants(forPrimaryKey: primary).isEmpty { return .uriMiss }
         guard let candidate = candidates(for: request).first else { return .varyMiss }
         let fresh = RFC9111.isFresh(candidate.metadata.stored, now: configuration.now(),
-                                    options: configuration.evaluationOptions(options))
+                                    options: evaluationOptions(options))
         return fresh ? .request : .stale
     }
 }

@@ -102,7 +102,7 @@ extension DownloadCache {
     /// `fwd-status=304`, freshened so `stored`) or a stale fallback (`fwd=stale`, refined by the caller).
     func servedCacheStatus(_ stored: StoredResponse, source: ResponseSource, age: TimeInterval,
                            options: RequestOptions) -> CacheStatus {
-        let lifetime = RFC9111.freshnessLifetime(stored, options: configuration.evaluationOptions(options))
+        let lifetime = RFC9111.freshnessLifetime(stored, options: evaluationOptions(options))
         let ttl = CacheStatus.ttl(lifetime: lifetime, age: age)
         switch source {
         case .cache, .network: return CacheStatus(hit: true, ttl: ttl)

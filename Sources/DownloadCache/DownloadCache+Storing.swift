@@ -191,7 +191,7 @@ extension DownloadCache {
                                       headers: received.headers, body: body, bodySize: received.bodySize,
                                       source: .network, age: age, isFresh: fresh, reason: reason, storedBodyURL: blob)
         response.interimResponses = received.interimResponses
-        let lifetime = RFC9111.freshnessLifetime(stored, options: configuration.evaluationOptions(timing.options))
+        let lifetime = RFC9111.freshnessLifetime(stored, options: evaluationOptions(timing.options))
         response.cacheStatus = CacheStatus(hit: false, forward: .miss, forwardStatus: received.status,
                                            ttl: isStored ? CacheStatus.ttl(lifetime: lifetime, age: age) : nil,
                                            stored: isStored)
