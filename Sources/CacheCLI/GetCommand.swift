@@ -173,8 +173,11 @@ public enum GetCommand: Command {
     /// Streams the body (in memory or a file) to `sink`.
     static func write(_ response: CachedResponse, to sink: BodySink) throws(CommandFailure) {
         switch response.body {
-        case .data(let data): try sink.write(data)
-        case .file(let url): try sink.copy(from: url)
+        case .data(let data):
+            try sink.write(data)
+            try sink.finish()
+        case .file(let url):
+            if let stored = response.storedBody { try sink.copy(from: stored) } else { try sink.copy(from: url) }
         }
     }
 }

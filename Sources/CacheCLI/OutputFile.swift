@@ -1,34 +1,52 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import CacheStore
+import CacheSystem
+import Synchronization
 
-private func posixWrite(_ fd: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int { write(fd, bytes, count) }
-private func posixClose(_ fd: Int32) { _ = close(fd) }
-
-/// Writes a response body to stdout or to a file given with `-o` (opened with open(2), so `/dev/null` works).
-struct BodySink {
-    private enum Target { case console(Console), fd(Int32) }
+/// Writes a response body to stdout or to a file given with `-o`.
+///
+/// The file is opened (created or truncated, mode 0644 before the umask) only when the first bytes of the body
+/// are in hand — or at ``finish()`` for an empty body — so a body that cannot be read (a stored file that vanished,
+/// a failed read) never leaves `-o FILE` truncated. It is opened with open(2), so `/dev/null` works.
+final class BodySink: Sendable {
+    private enum Target { case console(Console), file(URL) }
     private let target: Target
-    private let path: String?
+    /// The open descriptor once the first bytes arrived (-1 before).
+    private let fd = Mutex<Int32>(-1)
 
     /// A sink writing to the console's stdout.
     init(console: Console) {
         target = .console(console)
-        path = nil
     }
 
-    /// A sink that creates or truncates the file at `url` (mode 0644).
-    /// - Throws: ``CommandFailure`` naming the file when it cannot be opened.
+    /// A sink that creates or truncates the file at `url` when the body's first bytes are ready.
+    /// - Throws: ``CommandFailure`` when the file's directory does not exist (checked now, before the body).
     init(file url: URL) throws(CommandFailure) {
-        let fd = open(url.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else {
-            throw CommandFailure("cannot write '\(url.path)': \(String(cString: strerror(errno)))", kind: .write)
+        let parent = url.deletingLastPathComponent().path
+        var info = cs_file_info()
+        guard cs_stat_path(parent, 1, &info) == 0 else {
+            throw CommandFailure("cannot write '\(url.path)': \(Self.message(cs_errno()))", kind: .write)
         }
-        target = .fd(fd)
-        path = url.path
+        target = .file(url)
+    }
+
+    private static func message(_ err: Int32) -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        cs_error_message(err, &buffer, buffer.count)
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// The file's descriptor, opening (and truncating) it now if this is the first write.
+    private func descriptor(_ url: URL) throws(CommandFailure) -> Int32 {
+        try fd.withLock { (fd: inout Int32) throws(CommandFailure) -> Int32 in
+            if fd >= 0 { return fd }
+            let opened = cs_open_output(url.path, 0o644)
+            guard opened >= 0 else {
+                throw CommandFailure("cannot write '\(url.path)': \(Self.message(cs_errno()))", kind: .write)
+            }
+            fd = opened
+            return opened
+        }
     }
 
     /// Writes `data` completely.
@@ -37,20 +55,31 @@ struct BodySink {
         switch target {
         case .console(let console):
             console.writeOut(data)
-        case .fd(let fd):
-            let failed: Int32? = data.withUnsafeBytes { raw -> Int32? in
-                guard let base = raw.baseAddress else { return nil }
-                var offset = 0
-                while offset < raw.count {
-                    let n = posixWrite(fd, base + offset, raw.count - offset)
-                    if n > 0 { offset += n } else if n < 0 && errno == EINTR { continue } else { return errno }
-                }
-                return nil
+        case .file(let url):
+            let fd = try descriptor(url)
+            let failed = data.withUnsafeBytes { raw -> Bool in
+                guard let base = raw.baseAddress, raw.count > 0 else { return false }
+                return cs_write_all(fd, base, raw.count) != 0
             }
-            if let failed {
-                throw CommandFailure("cannot write '\(path ?? "?")': \(String(cString: strerror(failed)))", kind: .write)
-            }
+            if failed { throw CommandFailure("cannot write '\(url.path)': \(Self.message(cs_errno()))", kind: .write) }
         }
+    }
+
+    /// Copies a stored body held open by the store, in 256 KiB chunks (never whole in memory); the bytes stay
+    /// readable even when the entry is purged or replaced meanwhile.
+    /// - Throws: ``CommandFailure`` when the body cannot be read or the target written.
+    func copy(from body: OpenedBody) throws(CommandFailure) {
+        var offset: Int64 = 0
+        while offset < body.size {
+            let chunk: Data
+            do { chunk = try body.read(from: offset, upToCount: 256 << 10) } catch {
+                throw CommandFailure("storage error: cannot read cached body '\(body.url.path)': \(ErrorText.describe(error))")
+            }
+            if chunk.isEmpty { break }
+            try write(chunk)
+            offset += Int64(chunk.count)
+        }
+        try finish()
     }
 
     /// Copies the file at `source` in 256 KiB chunks, so a large body never sits in memory.
@@ -69,10 +98,20 @@ struct BodySink {
             if chunk.isEmpty { break }
             try write(chunk)
         }
+        try finish()
+    }
+
+    /// Makes sure the file exists (created or truncated) after a complete body — an empty body writes nothing.
+    /// - Throws: ``CommandFailure`` when the file cannot be opened.
+    func finish() throws(CommandFailure) {
+        if case .file(let url) = target { _ = try descriptor(url) }
     }
 
     /// Closes the file (nothing for stdout).
     func close() {
-        if case .fd(let fd) = target { posixClose(fd) }
+        fd.withLock { fd in
+            if fd >= 0 { _ = cs_close(fd) }
+            fd = -1
+        }
     }
 }

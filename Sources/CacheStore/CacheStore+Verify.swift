@@ -14,6 +14,19 @@ extension CacheStore {
     /// - Returns: nil on a miss: the entry is absent, its body is inline, it no longer matches `expected`, or its
     ///   blob is missing, truncated or damaged — then the entry is removed, as ``entry(for:)`` does.
     public func verifiedBodyFileURL(for key: StoreKey, matching expected: EntryInfo? = nil) -> URL? {
+        verifiedBody(for: key, matching: expected)?.url
+    }
+
+    /// The blob file holding `key`'s body, checked against the index like ``verifiedBodyFileURL(for:matching:)``
+    /// and held open: reading through the returned ``OpenedBody`` always yields the verified bytes, even when
+    /// the entry is replaced, evicted or purged (by this or another process) meanwhile — the file is only
+    /// unlinked, and an open file stays readable until it is closed.
+    /// - Returns: nil on a miss (see ``verifiedBodyFileURL(for:matching:)``).
+    public func openVerifiedBody(for key: StoreKey, matching expected: EntryInfo? = nil) -> OpenedBody? {
+        verifiedBody(for: key, matching: expected)
+    }
+
+    private func verifiedBody(for key: StoreKey, matching expected: EntryInfo?) -> OpenedBody? {
         let now = configuration.currentTime()
         defer { flushAccountingIfDue(now: now) }  // after the hit or miss below is counted
         let generationNow = generation.isShared ? generation.current : nil
@@ -33,8 +46,15 @@ extension CacheStore {
             diskMisses.add(1, ordering: .relaxed)
             return nil
         }
+        let opened: OpenedBody
         do {
-            try verifyBlobFile(blob, of: row)
+            let (fd, identity) = try files.openBlob(blob, expectedSize: row.info.bodySize)
+            opened = OpenedBody(fd: fd, url: URL(fileURLWithPath: files.blobPath(blob)), size: row.info.bodySize)
+            let checked = try BlobFiles.check(fd: fd, path: files.blobPath(blob), identity: identity,
+                                              expectedSize: row.info.bodySize, checksum: row.info.checksum) {
+                identity in verifiedBlobs.withLock { $0[blob] == identity }
+            }
+            if let checked { rememberVerified(blob, identity: checked) }
         } catch {
             log("verifiedBodyFileURL(\(key)): dropping unreadable entry: \(error)")
             drop(key, blobID: blob)
@@ -42,7 +62,7 @@ extension CacheStore {
             return nil
         }
         diskHits.add(1, ordering: .relaxed)
-        return URL(fileURLWithPath: files.blobPath(blob))
+        return opened
     }
 
     /// Reads every body and checks it against the index: checksum and size of each body, blob files missing,

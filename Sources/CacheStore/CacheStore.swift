@@ -291,7 +291,7 @@ public final class CacheStore: Sendable {
     }
 
     /// Records that blob `blob` matched its row while the file had `identity` (bounded: cleared when full).
-    private func rememberVerified(_ blob: String, identity: BlobFiles.FileIdentity) {
+    func rememberVerified(_ blob: String, identity: BlobFiles.FileIdentity) {
         verifiedBlobs.withLock { verified in
             if verified.count >= 100_000 { verified.removeAll(keepingCapacity: true) }
             verified[blob] = identity

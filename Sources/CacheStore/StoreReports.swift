@@ -1,4 +1,6 @@
 import Foundation
+import CacheSystem
+import Synchronization
 
 /// Counters and totals of one `CacheStore` (a snapshot).
 ///
@@ -127,5 +129,41 @@ public struct VerificationReport: Sendable {
         self.checked = checked
         self.problems = problems
         self.repaired = repaired
+    }
+}
+
+/// A stored body file held open for reading (``CacheStore/openVerifiedBody(for:matching:)``): its bytes stay
+/// readable after the entry is replaced, evicted or purged. Reads name their offset (`pread`), so several readers
+/// may share one value; the file is closed when the value is released. Thread-safe.
+public final class OpenedBody: Sendable {
+    /// Where the blob file was when it was opened (informational: it may be gone by now).
+    public let url: URL
+    /// The body's size in bytes.
+    public let size: Int64
+    private let fd: Int32
+
+    init(fd: Int32, url: URL, size: Int64) {
+        self.fd = fd
+        self.url = url
+        self.size = size
+    }
+
+    deinit {
+        _ = cs_close(fd)
+    }
+
+    /// At most `count` bytes of the body from byte `offset` on (empty at or past the end).
+    /// - Throws: `CacheStoreError.Code.io` when the file cannot be read or ends before `size` bytes.
+    public func read(from offset: Int64, upToCount count: Int) throws(CacheStoreError) -> Data {
+        let wanted = Int(max(0, min(Int64(max(0, count)), size - max(0, offset))))
+        guard wanted > 0 else { return Data() }
+        var data = Data(count: wanted)
+        let n = data.withUnsafeMutableBytes { raw -> Int64 in
+            guard let base = raw.baseAddress else { return 0 }
+            return cs_read_at(fd, base, wanted, offset)
+        }
+        if n < 0 { throw CacheStoreError.posix(cs_errno(), "read \(url.path)") }
+        if n == 0 { throw CacheStoreError(.io, "read \(url.path): the file ended at \(offset) of \(size) bytes") }
+        return n == Int64(wanted) ? data : Data(data.prefix(Int(n)))
     }
 }

@@ -261,6 +261,14 @@ int cs_open_file(const char *path, enum cs_open_access access, enum cs_open_crea
     return cs_open_file_at(AT_FDCWD, path, access, creation, permissions);
 }
 
+int cs_open_output(const char *path, uint32_t permissions) {
+    int fd;
+    do {
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, (mode_t)permissions);
+    } while (fd < 0 && errno == EINTR);
+    return fd;
+}
+
 int cs_close(int fd) { return close(fd); }
 
 int cs_unlink_at(int directory, const char *name) { return unlinkat(directory, name, 0); }

@@ -61,6 +61,10 @@ public struct CachedResponse: Sendable {
     /// status, the remaining freshness, whether it was stored. Not part of ``headers``; `dlcache driver` and
     /// `dlcache get -v` show it as a `Cache-Status` field.
     public var cacheStatus: CacheStatus
+    /// For a body served from a stored blob file: that file, verified and held open. Read the body through it
+    /// (``data()`` does): the path in ``body`` may be unlinked at any moment by an eviction, a replacement or a
+    /// purge in another process, the open file stays readable.
+    public var storedBody: OpenedBody?
 
     /// The seeds' `isCachedData` / ASI's `didUseCachedResponse`: `true` unless the body came from the network.
     public var isFromCache: Bool { source != .network }
@@ -87,7 +91,14 @@ public struct CachedResponse: Sendable {
     public func data() throws -> Data {
         switch body {
         case .data(let data): return data
-        case .file(let url): return try Data(contentsOf: url)
+        case .file(let url):
+            guard let storedBody else { return try Data(contentsOf: url) }
+            var data = Data()
+            while true {
+                let chunk = try storedBody.read(from: Int64(data.count), upToCount: 1 << 20)
+                if chunk.isEmpty { return data }
+                data.append(chunk)
+            }
         }
     }
 }

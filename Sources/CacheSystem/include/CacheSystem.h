@@ -103,6 +103,9 @@ enum cs_open_creation { CS_OPEN_EXISTING = 0, CS_OPEN_CREATE = 1, CS_OPEN_CREATE
 int cs_open_file_at(int directory, const char *name, enum cs_open_access access, enum cs_open_creation creation, uint32_t permissions);
 /// `cs_open_file_at` for a path (relative to the working directory, or absolute).
 int cs_open_file(const char *path, enum cs_open_access access, enum cs_open_creation creation, uint32_t permissions);
+/// Opens a path a user named for output (`-o FILE`): write-only, created (with `permissions`) or truncated,
+/// following symbolic links and accepting devices such as /dev/null — unlike every other open of this layer.
+int cs_open_output(const char *path, uint32_t permissions);
 /// The value meaning "the working directory" for `*_at` functions.
 int cs_current_directory(void);
 int cs_close(int fd);

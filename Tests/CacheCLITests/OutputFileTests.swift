@@ -1,0 +1,58 @@
+import CacheStore
+import Foundation
+import Testing
+@testable import CacheCLI
+
+/// `-o FILE` is never truncated before a body is available: the file is opened (and truncated) only once the
+/// first bytes are in hand, so a body that cannot be read leaves FILE as it was.
+@Suite struct OutputFileTests {
+    func temporaryFile(_ contents: String) throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-out-\(UUID().uuidString)")
+        try Data(contents.utf8).write(to: url)
+        return url
+    }
+
+    @Test func anUnreadableBodyLeavesTheOutputFileAsItWas() throws {
+        let output = try temporaryFile("previous contents")
+        defer { try? FileManager.default.removeItem(at: output) }
+        let sink = try BodySink(file: output)
+        let vanished = FileManager.default.temporaryDirectory.appendingPathComponent("vanished-\(UUID().uuidString)")
+        #expect(throws: CommandFailure.self) { try sink.copy(from: vanished) }
+        sink.close()
+        #expect(try Data(contentsOf: output) == Data("previous contents".utf8))
+    }
+
+    @Test func aBodyReplacesTheFileAndAnEmptyBodyEmptiesIt() throws {
+        let output = try temporaryFile("previous contents that are longer")
+        defer { try? FileManager.default.removeItem(at: output) }
+        let sink = try BodySink(file: output)
+        try sink.write(Data("new".utf8))
+        try sink.finish()
+        sink.close()
+        #expect(try Data(contentsOf: output) == Data("new".utf8))
+        let empty = try BodySink(file: output)
+        try empty.finish()
+        empty.close()
+        #expect(try Data(contentsOf: output).isEmpty)
+        let devNull = try BodySink(file: URL(fileURLWithPath: "/dev/null"))
+        try devNull.write(Data("discarded".utf8))
+        devNull.close()
+    }
+
+    @Test func aStoredBodyHeldOpenIsCopiedAfterAPurge() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-out-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try CacheStore(directory: directory)
+        let body = Data((0..<(9 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        try store.store(body, metadata: Data(), for: StoreKey(primary: "big"))
+        let opened = try #require(store.openVerifiedBody(for: StoreKey(primary: "big")))
+        try store.removeAll()
+        store.close()
+        let output = try temporaryFile("old")
+        defer { try? FileManager.default.removeItem(at: output) }
+        let sink = try BodySink(file: output)
+        try sink.copy(from: opened)
+        sink.close()
+        #expect(try Data(contentsOf: output) == body)
+    }
+}
