@@ -10,8 +10,9 @@ import CacheTestSupport
 @Suite(.serialized) struct UnusableCacheCommandTests {
     static let canRunAsNobody = getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
 
-    /// Runs the built dlcache (as uid/gid 65534 when `asNobody`); exit status, stdout, stderr.
-    static func run(_ args: [String], directory: URL, asNobody: Bool = false) throws -> (status: Int32, out: Data, err: String) {
+    /// Runs the built dlcache (as uid/gid 65534 when `asNobody`); exit status, stdout, stderr. Waits without
+    /// blocking a thread of the cooperative pool (other tests' tasks keep running), killed after 60 s.
+    static func run(_ args: [String], directory: URL, asNobody: Bool = false) async throws -> (status: Int32, out: Data, err: String) {
         let binary = try #require(ExecutableTests.binary)
         let process = Process()
         if asNobody {
@@ -29,10 +30,22 @@ import CacheTestSupport
         try process.run()
         let pid = process.processIdentifier
         DispatchQueue.global().asyncAfter(deadline: .now() + 60) { kill(pid, SIGKILL) }
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, data, text)
+        let (data, text) = await withCheckedContinuation { (continuation: CheckedContinuation<(Data, Data), Never>) in
+            DispatchQueue.global().async {
+                let group = DispatchGroup()
+                nonisolated(unsafe) var errData = Data()
+                group.enter()
+                DispatchQueue.global().async {
+                    errData = err.fileHandleForReading.readDataToEndOfFile()
+                    group.leave()
+                }
+                let outData = out.fileHandleForReading.readDataToEndOfFile()
+                group.wait()
+                process.waitUntilExit()
+                continuation.resume(returning: (outData, errData))
+            }
+        }
+        return (process.terminationStatus, data, String(decoding: text, as: UTF8.self))
     }
 
     static func mount(_ arguments: [String]) -> Bool {
@@ -71,11 +84,11 @@ import CacheTestSupport
         let dir = try newDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let url = origin.url("/doc").absoluteString
-        #expect(try Self.run(["get", url], directory: dir).status == 0)
+        #expect(try await Self.run(["get", url], directory: dir).status == 0)
         #expect(chmod(dir.path, 0o755) == 0)
         #expect(chmod(dir.appendingPathComponent(target).path, 0) == 0)
         for _ in 0..<2 {
-            let result = try Self.run(["get", url], directory: dir, asNobody: true)
+            let result = try await Self.run(["get", url], directory: dir, asNobody: true)
             #expect(result.status == 0, "\(result.err)")
             #expect(String(decoding: result.out, as: UTF8.self) == "the document")
         }
@@ -93,7 +106,7 @@ import CacheTestSupport
         for i in 0..<4 {
             try await origin.configure(path: "/stored\(i)", headers: [("Cache-Control", "max-age=600")],
                                        body: String(repeating: "\(i)", count: 400_000))
-            #expect(try Self.run(["get", origin.url("/stored\(i)").absoluteString], directory: dir).status == 0)
+            #expect(try await Self.run(["get", origin.url("/stored\(i)").absoluteString], directory: dir).status == 0)
         }
         let filler = dir.appendingPathComponent("filler")
         _ = FileManager.default.createFile(atPath: filler.path, contents: nil)
@@ -103,12 +116,12 @@ import CacheTestSupport
             try? handle.close()
         }
         for i in 0..<4 {
-            let result = try Self.run(["get", origin.url("/stored\(i)").absoluteString], directory: dir)
+            let result = try await Self.run(["get", origin.url("/stored\(i)").absoluteString], directory: dir)
             #expect(result.status == 0, "\(result.err)")
             #expect(result.out == Data(String(repeating: "\(i)", count: 400_000).utf8))
             #expect(try await origin.hits("/stored\(i)").total == 1, "served from what is stored")
         }
-        let fresh = try Self.run(["get", origin.url("/size/1500000").absoluteString], directory: dir)
+        let fresh = try await Self.run(["get", origin.url("/size/1500000").absoluteString], directory: dir)
         #expect(fresh.status == 0, "\(fresh.err)")
         #expect(fresh.out.count == 1_500_000)
     }
@@ -121,14 +134,14 @@ import CacheTestSupport
         let dir = try newDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let url = origin.url("/doc").absoluteString
-        #expect(try Self.run(["get", url], directory: dir).status == 0)
+        #expect(try await Self.run(["get", url], directory: dir).status == 0)
         // This test process keeps the namespace open and writes, then the WAL disappears.
         let running = try CacheStore(directory: dir)
         defer { running.close() }
         try running.store(Data(count: 100_000), metadata: Data(), for: StoreKey(primary: "other"))
         try FileManager.default.removeItem(at: dir.appendingPathComponent("default/index.sqlite-wal"))
         for _ in 0..<2 {
-            let result = try Self.run(["get", url], directory: dir)
+            let result = try await Self.run(["get", url], directory: dir)
             #expect(result.status == 0, "\(result.err)")
             #expect(String(decoding: result.out, as: UTF8.self) == "the document")
         }
