@@ -1,26 +1,43 @@
 import Foundation
 import CacheSystem
 import CZlib
+import Synchronization
 
 /// Descriptors of a namespace's directories, opened once without following symbolic links; every file of the
 /// store is then reached relative to one of them (`openat`/`unlinkat`/`renameat`), so a directory replaced by a
-/// symbolic link after the store opened is never followed. Closed when the store is deinitialised (not at
-/// `close()`: a read racing `close()` must never find a descriptor number reused by another file).
+/// symbolic link after the store opened is never followed. Closed by `close()` (the store's `close()`) or when
+/// deinitialised; afterwards every descriptor reads as -1, so a later operation fails with EBADF. An operation
+/// already past that read when `close()` runs may use a descriptor number the process has reused for another
+/// directory: the store only names files there by random 128-bit ids, so such a call finds nothing.
 final class DirectoryHandles: Sendable {
-    let root: Int32
-    let blobs: Int32
-    let tmp: Int32
-    let sessions: Int32
+    private let rootFD: Atomic<Int32>
+    private let blobsFD: Atomic<Int32>
+    private let tmpFD: Atomic<Int32>
+    private let sessionsFD: Atomic<Int32>
 
     init(root: Int32, blobs: Int32, tmp: Int32, sessions: Int32) {
-        self.root = root
-        self.blobs = blobs
-        self.tmp = tmp
-        self.sessions = sessions
+        rootFD = Atomic(root)
+        blobsFD = Atomic(blobs)
+        tmpFD = Atomic(tmp)
+        sessionsFD = Atomic(sessions)
+    }
+
+    var root: Int32 { rootFD.load(ordering: .acquiring) }
+    var blobs: Int32 { blobsFD.load(ordering: .acquiring) }
+    var tmp: Int32 { tmpFD.load(ordering: .acquiring) }
+    var sessions: Int32 { sessionsFD.load(ordering: .acquiring) }
+
+    /// Closes every descriptor (once).
+    func close() {
+        for fd in [rootFD.exchange(-1, ordering: .acquiringAndReleasing), blobsFD.exchange(-1, ordering: .acquiringAndReleasing),
+                   tmpFD.exchange(-1, ordering: .acquiringAndReleasing), sessionsFD.exchange(-1, ordering: .acquiringAndReleasing)]
+        where fd >= 0 {
+            _ = cs_close(fd)
+        }
     }
 
     deinit {
-        for fd in [root, blobs, tmp, sessions] where fd >= 0 { _ = cs_close(fd) }
+        close()
     }
 }
 

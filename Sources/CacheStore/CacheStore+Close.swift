@@ -71,6 +71,7 @@ extension CacheStore {
         }
         Self.releaseLock(lockFD)
         generation.detach()
+        files.handles.close()
         return true
     }
 
