@@ -209,8 +209,9 @@ struct BlobFiles: Sendable {
         let created = cs_open_file_at(handles.root, "index.sqlite", CS_OPEN_READ_WRITE, CS_OPEN_CREATE, 0o600)
         if created >= 0 { _ = cs_close(created) }
         for name in Self.indexFiles + ["lock", "generation"] {
-            guard let info = Self.info(handles.root, name), info.isRegular, info.permissions & 0o077 != 0,
-                  info.owner == cs_user_id() else { continue }
+            // A hard link's other names are not the store's: never change the mode of a file linked elsewhere.
+            guard let info = Self.info(handles.root, name), info.isRegular, info.links == 1,
+                  info.permissions & 0o077 != 0, info.owner == cs_user_id() else { continue }
             let fd = cs_open_file_at(handles.root, name, CS_OPEN_READ, CS_OPEN_EXISTING, 0)
             guard fd >= 0 else { continue }
             if cs_set_permissions(fd, 0o600) == 0 {
@@ -220,14 +221,29 @@ struct BlobFiles: Sendable {
         }
     }
 
+    /// Checks that the namespace path still names the directory the store opened (SQLite opens the index by
+    /// path: a namespace directory renamed and replaced, or replaced by a symbolic link, after the store opened
+    /// it would otherwise give the store an index outside its directory).
+    /// - Throws: `.unsafeFile` when the path now names something else.
+    func checkRootUnmoved() throws(CacheStoreError) {
+        var opened = cs_file_info()
+        var named = cs_file_info()
+        guard cs_stat_fd(handles.root, &opened) == 0, cs_stat_path(root.path, 0, &named) == 0,
+              named.isDirectory, named.device == opened.device, named.inode == opened.inode else {
+            throw CacheStoreError(.unsafeFile, "\(root.path) was replaced while the store opened it; "
+                + "the store will not use this namespace")
+        }
+    }
+
     /// Refuses a namespace whose index files are symbolic links or not regular files (SQLite opens them by path).
     /// - Throws: `.unsafeFile` naming the file.
     func checkIndexFiles() throws(CacheStoreError) {
         for name in Self.indexFiles {
             var info = cs_file_info()
             guard cs_stat_at(handles.root, name, &info) == 0 else { continue }
-            if !info.isRegular {
-                let what = info.isSymbolicLink ? "a symbolic link" : "not a regular file"
+            if !info.isRegular || info.links != 1 {
+                let what = info.isSymbolicLink ? "a symbolic link"
+                    : info.isRegular ? "a hard link to another file (\(info.links) names)" : "not a regular file"
                 throw CacheStoreError(.unsafeFile, "\(root.path)/\(name) is \(what); the store will not use this namespace")
             }
         }

@@ -115,6 +115,8 @@ extension CacheStore {
                 throw CacheStoreError.posix(cs_errno(), "flock \(files.lockPath)")
             }
             let (index, rebuilt) = try openIndex(files, configuration, exclusive: exclusive, log: log)
+            try files.checkRootUnmoved()
+            try files.checkIndexFiles()
             if exclusive {
                 try recover(index, files, configuration, rebuilt: rebuilt, log: log)
                 // Downgrade: another opener may slip in between and recover too, which is harmless because this
@@ -175,6 +177,7 @@ extension CacheStore {
         }
         do throws(CacheStoreError) {
             let index = try openIndexReadOnly(files, configuration)
+            try files.checkRootUnmoved()
             let generation = makeGeneration(files, readOnly: true, log: log)
             if !configuration.readOnly { log("opened read-only: \(reason)") }
             return Opened(files: files, index: index, lockFD: lockFD, sessionMarker: nil, generation: generation,

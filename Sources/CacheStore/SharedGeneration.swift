@@ -38,7 +38,9 @@ final class SharedGeneration: @unchecked Sendable {
         var slot: Int32 = -1
         if fd >= 0 {
             var info = cs_file_info()
-            if cs_stat_fd(fd, &info) == 0, info.size >= 8 || (!readOnly && cs_truncate(fd, 8) == 0),
+            // A hard link's other names are not the store's: never write into a file linked elsewhere.
+            if cs_stat_fd(fd, &info) == 0, readOnly || info.links == 1,
+               info.size >= 8 || (!readOnly && cs_truncate(fd, 8) == 0),
                let address = cs_map_shared(fd, 8, readOnly ? 0 : 1) {
                 slot = cs_guard_mapping(address)
                 if slot >= 0 {
