@@ -177,7 +177,7 @@ public enum GetCommand: Command {
             try sink.write(data)
             try sink.finish()
         case .file(let url):
-            if let stored = response.storedBody { try sink.copy(from: stored) } else { try sink.copy(from: url) }
+            try sink.copy(from: url)
         }
     }
 }
