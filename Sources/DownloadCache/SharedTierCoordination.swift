@@ -109,7 +109,11 @@ extension DownloadCache {
             tier.recordMiss()
             return (step, nil)
         case .heldElsewhere:
-            break
+            // A lock no holder of ours set (no expiry) is not waited for.
+            if found.foreignLock {
+                tier.recordMiss()
+                return (step, nil)
+            }
         }
         let deadline = Date().addingTimeInterval(max(0, tier.configuration.maxWait))
         var pause: TimeInterval = 0.005

@@ -1,5 +1,6 @@
 import CHiredis
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -68,9 +69,15 @@ struct RedisFailure: Error, Sendable, CustomStringConvertible {
 /// threads but is never used by two at once). Every call blocks at most the configured timeout.
 final class RedisConnection: @unchecked Sendable {
     private let context: UnsafeMutablePointer<redisContext>
+    /// Seconds one whole command may take (the socket timeout bounds each read, not a server that drips bytes).
+    private let callLimit: TimeInterval
+    /// The command in progress (its number), for the watchdog; `nil` between commands.
+    private let activeCall = Mutex<UInt64?>(nil)
+    private var callCount: UInt64 = 0
 
-    private init(context: UnsafeMutablePointer<redisContext>) {
+    private init(context: UnsafeMutablePointer<redisContext>, callLimit: TimeInterval) {
         self.context = context
+        self.callLimit = callLimit
     }
 
     deinit {
@@ -87,7 +94,7 @@ final class RedisConnection: @unchecked Sendable {
         case .unix(let path): raw = redisConnectUnixWithTimeout(path, limit)
         }
         guard let raw else { throw RedisFailure(kind: .unreachable, message: "cannot allocate a connection") }
-        let connection = RedisConnection(context: raw)
+        let connection = RedisConnection(context: raw, callLimit: max(0.01, timeout) * 4)
         if raw.pointee.err != 0 { throw connection.contextFailure() }
         _ = redisSetTimeout(raw, limit)
         SIGPIPEGuard.prepare(socket: raw.pointee.fd)
@@ -128,13 +135,30 @@ final class RedisConnection: @unchecked Sendable {
             pointers[index] = UnsafePointer(buffer.assumingMemoryBound(to: CChar.self))
             lengths[index] = argument.count
         }
+        callCount &+= 1
+        let call = callCount
+        activeCall.withLock { $0 = call }
+        // Watchdog: a server that answers a byte at a time never trips the socket timeout; shutting the socket
+        // down makes hiredis fail the command, so a call never takes much longer than 4 × the timeout.
+        DispatchQueue.global().asyncAfter(deadline: .now() + callLimit) { [weak self] in
+            self?.interrupt(call)
+        }
         let reply = SIGPIPEGuard.run {
             redisCommandArgv(context, Int32(count), pointers, lengths)
         }
+        activeCall.withLock { $0 = nil }
         guard let reply else { throw contextFailure() }
         let typed = reply.assumingMemoryBound(to: redisReply.self)
         defer { freeReplyObject(reply) }
         return Self.convert(typed)
+    }
+
+    /// Shuts the socket down when command `call` is still running (the owner then discards the connection).
+    private func interrupt(_ call: UInt64) {
+        activeCall.withLock { active in
+            guard active == call else { return }
+            _ = shutdown(context.pointee.fd, Int32(SHUT_RDWR))
+        }
     }
 
     /// Copies a hiredis reply tree into a ``RedisReply``.

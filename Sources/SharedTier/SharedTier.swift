@@ -46,8 +46,10 @@ public struct SharedLock: Sendable {
 public struct SharedLookup: Sendable {
     /// The intact entries written for this namespace and primary key (every variant).
     public var entries: [SharedEntry]
-    /// Whether a fleet lock for the key is held (another process is fetching it).
+    /// Whether a fleet lock for the key is held (another process is fetching it) with a plausible expiry.
     public var isLocked: Bool
+    /// Whether a lock key exists that no holder of this client set (no expiry, or longer than the TTL): ignored.
+    public var foreignLock: Bool = false
 }
 
 /// The shared tier on Redis (through hiredis): entries of many processes and machines, and fleet-wide locks.
@@ -120,7 +122,7 @@ public final class SharedTier: Sendable, CustomStringConvertible {
                 Data("EVAL".utf8), Data(SharedTierScripts.lookup.utf8), Data("2".utf8), entriesKey,
                 layout.lockKey(primary), Data(String(maxValue).utf8), Data(String(max(1, limits.maxVariants)).utf8),
             ]))
-            guard case .array(let items) = reply, case .integer(let locked)? = items.first else {
+            guard case .array(let items) = reply, case .integer(let lockTTL)? = items.first else {
                 throw RedisFailure(kind: .reply, message: "unexpected lookup reply")
             }
             var entries: [SharedEntry] = []
@@ -139,9 +141,16 @@ public final class SharedTier: Sendable, CustomStringConvertible {
                     _ = try? connection.command([Data("HDEL".utf8), entriesKey, field])
                 }
             }
-            return (SharedLookup(entries: entries, isLocked: locked != 0), refused)
+            // A lock only this client's holders could have set expires within lockTimeToLive; one without expiry or
+            // with a longer one was not set by a holder (a hostile or broken writer): waiting for it would make
+            // every miss wait maxWait, so it does not count as held.
+            let honest = lockTTL > 0 && Double(lockTTL) <= limits.lockTimeToLive * 1_000 + 1_000
+            return (SharedLookup(entries: entries, isLocked: honest, foreignLock: lockTTL == -1 || (lockTTL > 0 && !honest)), refused)
         }
         guard let (lookup, refused) = found else { return nil }
+        if lookup.foreignLock {
+            logOnce("foreign-lock", "ignoring a shared-tier lock without a plausible expiry (not set by a DownloadCache holder)")
+        }
         if refused > 0 {
             state.withLock { $0.statistics.refusedValues += refused }
             logOnce("refused", "refused \(refused) damaged or foreign value(s) in the shared tier (deleted; treated as a miss)")
@@ -334,11 +343,11 @@ public final class SharedTier: Sendable, CustomStringConvertible {
 /// The Lua scripts the tier runs (`EVAL`): each touches only keys of one hash tag, so Redis Cluster accepts them.
 enum SharedTierScripts {
     /// KEYS: entries hash, lock. ARGV: largest value accepted (bytes), most variants returned.
-    /// Returns `{lock exists (0/1), field, value, field, value, ...}`; a key of the wrong type and values above the
+    /// Returns `{lock's PTTL (ms; -2 none, -1 no expiry), field, value, field, value, ...}`; a key of the wrong type and values above the
     /// size limit are deleted instead of returned, so a hostile or broken writer cannot make readers download a
     /// huge value.
     static let lookup = """
-        local out = {redis.call('EXISTS', KEYS[2])}
+        local out = {redis.call('PTTL', KEYS[2])}
         local kind = redis.call('TYPE', KEYS[1])['ok']
         if kind == 'none' then return out end
         if kind ~= 'hash' then redis.call('DEL', KEYS[1]) return out end

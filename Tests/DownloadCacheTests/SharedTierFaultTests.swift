@@ -184,3 +184,63 @@ struct SharedTierFaultTests {
         }
     }
 }
+
+/// A Redis (or something pretending to be one) that misbehaves on purpose never holds a download for long.
+@Suite(.serialized, .enabled(if: RedisServer.isAvailable, "redis-server is not installed (Scripts/bootstrap.sh installs it)"))
+struct SharedTierHostileServerTests {
+    @Test(.timeLimit(.minutes(1)))
+    func aLockWithoutExpiryIsNotWaitedFor() async throws {
+        try await withFleet { fleet in
+            try await fleet.origin.configure(path: "/l", headers: [("Cache-Control", "max-age=600")], body: "l")
+            let tier = try fleet.tier { $0.maxWait = 600 }   // waiting for the planted lock would outlast the limit
+            _ = try await fleet.get(try fleet.machine("one", tier: tier), "/l")
+            let entries = try #require(try fleet.redis.keys("*:e").first)
+            try fleet.redis.cli(["DEL", entries])
+            try fleet.redis.cli(["SET", String(entries.dropLast(2)) + ":l", "planted"])
+            let second = try fleet.machine("two", tier: tier)
+            #expect(try await fleet.get(second, "/l").text == "l")
+            #expect(try await fleet.originRequests("/l") == 2)
+            #expect(fleet.log.matching("without a plausible expiry").count == 1)
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aServerThatDripsBytesIsCutOffByTheWatchdog() async throws {
+        // Accepts, then sends one byte of a never-ending status line every 50 ms: each read succeeds within the
+        // socket timeout, so only the per-command watchdog ends the call.
+        let script = """
+            import socket, threading, time
+            server = socket.socket(); server.bind(("127.0.0.1", 0)); server.listen(16)
+            print("LISTENING", server.getsockname()[1], flush=True)
+            def drip(conn):
+                try:
+                    while True:
+                        conn.sendall(b"+"); time.sleep(0.05)
+                except OSError:
+                    pass
+            def stdin_closed():
+                import sys; sys.stdin.read(); import os; os._exit(0)
+            threading.Thread(target=stdin_closed, daemon=True).start()
+            while True:
+                conn, _ = server.accept()
+                threading.Thread(target=drip, args=(conn,), daemon=True).start()
+            """
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-u", "-c", script]
+        let input = Pipe(), output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        defer { try? input.fileHandleForWriting.close() }
+        let line = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
+        let port = try #require(line.split(separator: " ").last.flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) })
+        try await withFleet { fleet in
+            try await fleet.origin.configure(path: "/drip", headers: [("Cache-Control", "max-age=600")], body: "d")
+            let tier = try fleet.tier("redis://127.0.0.1:\(port)/0") { $0.timeout = 0.2 }
+            let cache = try fleet.machine("one", tier: tier)
+            #expect(try await fleet.get(cache, "/drip").text == "d")
+            #expect(cache.sharedTierStatistics?.isAvailable == false)
+        }
+    }
+}
