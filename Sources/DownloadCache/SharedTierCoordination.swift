@@ -157,8 +157,15 @@ extension DownloadCache {
                                         source: .cache, age: age, isFresh: fresh,
                                         reason: "\(reason) (from the shared tier)")
             let storage = options.storage
+            // The write (a blob's fsync for bodies above the inline threshold) runs on a Dispatch thread: the task
+            // waiting for it holds none of the few cooperative threads the foreground calls need.
             backgroundWork.start { [self] in
-                self.storeShared(best, key: key, storage: storage)
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    DispatchQueue.global(qos: .utility).async {
+                        self.storeShared(best, key: key, storage: storage)
+                        continuation.resume()
+                    }
+                }
             }
             return .served(served)
         }

@@ -24,11 +24,12 @@ struct CLIHarness {
 
     func cleanUp() { try? FileManager.default.removeItem(at: directory) }
 
-    /// Runs `dlcache <args>` with DLCACHE_DIR pointing at the temp directory.
-    func run(_ args: [String], stdin: String = "", terminal: Bool = false) async -> Run {
+    /// Runs `dlcache <args>` with DLCACHE_DIR pointing at the temp directory (plus `variables`).
+    func run(_ args: [String], stdin: String = "", terminal: Bool = false, variables: [String: String] = [:]) async -> Run {
         let capture = CapturedConsole(stdin: stdin, terminal: terminal)
         let environment = CommandEnvironment(console: capture.console,
-                                             variables: ["DLCACHE_DIR": directory.path, "HOME": "/nonexistent"],
+                                             variables: ["DLCACHE_DIR": directory.path, "HOME": "/nonexistent"]
+                                                 .merging(variables) { $1 },
                                              currentDirectory: directory)
         let code = await CommandLineTool.run(arguments: ["dlcache"] + args, environment: environment)
         return Run(code: code, out: capture.stdout, err: capture.stderr)

@@ -233,7 +233,13 @@ struct SharedTierHostileServerTests {
         process.standardOutput = output
         try process.run()
         defer { try? input.fileHandleForWriting.close() }
-        let line = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
+        var line = ""
+        let deadline = Date().addingTimeInterval(10)
+        while !line.contains("\n") && Date() < deadline {   // python -u writes the line in pieces
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            line += String(decoding: chunk, as: UTF8.self)
+        }
         let port = try #require(line.split(separator: " ").last.flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) })
         try await withFleet { fleet in
             try await fleet.origin.configure(path: "/drip", headers: [("Cache-Control", "max-age=600")], body: "d")

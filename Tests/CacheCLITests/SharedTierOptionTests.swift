@@ -1,0 +1,64 @@
+import CacheTestSupport
+import Foundation
+import Testing
+
+/// `--redis URL` / `DLCACHE_REDIS` on the fetching commands and in `stats`: a shared tier that is down never fails a
+/// command, is reported by `stats`, and its password never appears in any output.
+@Suite(.serialized) struct SharedTierOptionTests {
+    @Test func aDeadRedisNeverFailsGetAndStatsReportsItWithoutThePassword() async throws {
+        let origin = try OriginServer()
+        defer { origin.stop() }
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        try await origin.configure(path: "/a", headers: [("Cache-Control", "max-age=600")], body: "body a")
+        let dead = "redis://app:hunter2@127.0.0.1:1/0"
+        let get = await cli.run(["get", origin.url("/a").absoluteString, "--redis", dead, "-v"])
+        #expect(get.code == 0)
+        #expect(get.out == "body a")
+        #expect(get.err.contains("shared tier"))
+        #expect(!get.err.contains("hunter2"))
+        let stats = await cli.run(["stats"], variables: ["DLCACHE_REDIS": dead])
+        #expect(stats.code == 0)
+        #expect(stats.out.contains("shared tier:"))
+        #expect(stats.out.contains("redis://app:***@127.0.0.1:1/0 unavailable"))
+        #expect(!stats.out.contains("hunter2"))
+        let json = await cli.run(["stats", "--json", "--redis", dead])
+        let tier = try #require(try json.object()["sharedTier"] as? [String: Any])
+        #expect(tier["reachable"] as? Bool == false)
+        #expect(!json.out.contains("hunter2"))
+    }
+
+    @Test(arguments: ["http://127.0.0.1:6379", "redis://:pw-secret@127.0.0.1:0/0", "redis://127.0.0.1/x"])
+    func anInvalidRedisURLIsAUsageError(url: String) async throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let run = await cli.run(["get", "http://127.0.0.1:9/", "--redis", url])
+        #expect(run.code == 64)
+        #expect(run.err.contains("'--redis'"))
+        #expect(!run.err.contains("pw-secret"))
+        let fromEnvironment = await cli.run(["prefetch"], stdin: "http://127.0.0.1:9/\n", variables: ["DLCACHE_REDIS": url])
+        #expect(fromEnvironment.code == 64)
+        #expect(fromEnvironment.err.contains("DLCACHE_REDIS"))
+    }
+
+    @Test(.enabled(if: RedisServer.isAvailable, "redis-server is not installed"))
+    func twoCacheDirectoriesShareThroughDLCACHE_REDIS() async throws {
+        let origin = try OriginServer()
+        defer { origin.stop() }
+        let redis = try RedisServer()
+        defer { redis.stop() }
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        try await origin.configure(path: "/s", headers: [("Cache-Control", "max-age=600")], body: "shared")
+        for machine in ["one", "two"] {
+            let run = await cli.run(["get", origin.url("/s").absoluteString, "--cache-dir",
+                                     cli.directory.appendingPathComponent(machine).path],
+                                    variables: ["DLCACHE_REDIS": redis.url])
+            #expect(run.out == "shared")
+        }
+        #expect(try await origin.hits("/s").total == 1)
+        let stats = await cli.run(["stats", "--cache-dir", cli.directory.appendingPathComponent("two").path,
+                                   "--redis", redis.url])
+        #expect(stats.out.contains("\(redis.url) reachable"))
+    }
+}
