@@ -23,8 +23,13 @@ let package = Package(
 
         // The portable system layer: every POSIX call of the library (open/openat with O_NOFOLLOW, fsync and
         // F_FULLFSYNC, flock, mmap, stat fields, clocks, error numbers, rename, unlink, mkdtemp) goes through its
-        // C functions, whose `#ifdef __APPLE__` branches hide the platform differences.
-        .target(name: "CacheSystem"),
+        // C functions, whose `#ifdef __APPLE__` branches hide the platform differences. Its keyed hashes use the
+        // platform's crypto library: CommonCrypto (part of the Apple SDKs, nothing to link) or OpenSSL's libcrypto
+        // on Linux (Debian libssl-dev), never our own.
+        .target(
+            name: "CacheSystem",
+            linkerSettings: [.linkedLibrary("crypto", .when(platforms: [.linux]))]
+        ),
         // Pure RFC 9111 decisions: no disk, no network, no clock reads. Imports nothing of ours.
         .target(name: "HTTPCacheSemantics"),
         // Bytes + metadata on disk and in memory. Knows nothing about HTTP.
@@ -51,7 +56,8 @@ let package = Package(
             path: "Benchmarks/dlcache-bench"
         ),
 
-        .testTarget(name: "HTTPCacheSemanticsTests", dependencies: ["HTTPCacheSemantics"], exclude: ["Fixtures"]),
+        // CacheSystem only for the library-backed HMAC-SHA-256 the tests' CacheKeySecrets use.
+        .testTarget(name: "HTTPCacheSemanticsTests", dependencies: ["HTTPCacheSemantics", "CacheSystem"], exclude: ["Fixtures"]),
         .testTarget(name: "SharedTierTests", dependencies: ["SharedTier"]),
         .testTarget(name: "CacheStoreTests", dependencies: ["CacheStore", "CacheSystem", "CacheTestSupport"]),
         .testTarget(name: "DownloadCacheTests", dependencies: ["DownloadCache", "CacheTestSupport"]),

@@ -20,6 +20,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#ifdef __APPLE__
+#include <CommonCrypto/CommonDigest.h>
+#include <CommonCrypto/CommonHMAC.h>
+#else
+#include <limits.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/sha.h>
+#endif
+
 #ifndef O_DIRECTORY
 #error "O_DIRECTORY is required"
 #endif
@@ -535,3 +545,35 @@ double cs_coarse_now(void) {
 }
 
 void cs_sleep_microseconds(uint32_t microseconds) { usleep(microseconds); }
+
+// MARK: Keyed hashes
+
+// A non-NULL address for empty inputs (Swift passes NULL for an empty array; libraries differ on NULL).
+static const uint8_t cs_empty_input[1] = {0};
+
+int cs_hmac_sha256(const uint8_t *key, size_t key_length, const uint8_t *data, size_t data_length, uint8_t *out) {
+    if (out == NULL || (key == NULL && key_length != 0) || (data == NULL && data_length != 0)) return -1;
+    if (key == NULL) key = cs_empty_input;
+    if (data == NULL) data = cs_empty_input;
+#ifdef __APPLE__
+    CCHmac(kCCHmacAlgSHA256, key, key_length, data, data_length, out);
+    return 0;
+#else
+    if (key_length > (size_t)INT_MAX) return -1;
+    unsigned int written = 0;
+    if (HMAC(EVP_sha256(), key, (int)key_length, data, data_length, out, &written) == NULL) return -1;
+    return written == 32 ? 0 : -1;
+#endif
+}
+
+int cs_sha256(const uint8_t *data, size_t length, uint8_t *out) {
+    if (out == NULL || (data == NULL && length != 0)) return -1;
+    if (data == NULL) data = cs_empty_input;
+#ifdef __APPLE__
+    if (length > (size_t)UINT32_MAX) return -1;
+    CC_SHA256(data, (CC_LONG)length, out);
+    return 0;
+#else
+    return SHA256(data, length, out) == NULL ? -1 : 0;
+#endif
+}

@@ -28,7 +28,7 @@ public final class DownloadCache: Sendable {
     /// The shared tier (Redis) beside the local store; `nil` when `configuration.sharedTier` is `nil`.
     let sharedTier: SharedTier?
     /// The namespace's secret for the keyed hashes that stand for credentials and cookies in stored keys
-    /// (`CacheStore.keySecret()`; the empty secret when the index has none).
+    /// (`CacheStore.keySecret()`; the empty secret when the index has none), hashed by the platform's crypto library.
     let keySecret: CacheKeySecret
     /// Directory where bodies land before they are stored or handed over: the store's own `tmp/` (same file
     /// system as `blobs/`, so storing is a rename, and emptied by CacheStore's recovery when a process opens the
@@ -53,7 +53,7 @@ public final class DownloadCache: Sendable {
         self.transport = configuration.transport ?? Self.defaultTransport(configuration)
         self.limiters = OriginLimiters(limit: configuration.maxConcurrentDownloads)
         self.sharedTier = Self.makeSharedTier(configuration)
-        self.keySecret = store.keySecret().map { CacheKeySecret(bytes: $0) } ?? .none
+        self.keySecret = .library(bytes: store.keySecret() ?? [])
         let storeTemporary = store.directoryURL.appendingPathComponent("tmp", isDirectory: true)
         if !store.isReadOnly, cs_access(storeTemporary.path, 1) == 0 {
             self.storeDownloadsDirectory = storeTemporary

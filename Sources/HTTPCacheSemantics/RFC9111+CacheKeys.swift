@@ -113,7 +113,7 @@ extension RFC9111 {
     /// field (``credentialFields``) the keyed hash of it.
     static func storedValue(name: String, values: [String], secret: CacheKeySecret) -> String {
         let value = normalizedValue(values, name: HeaderSyntax.asciiLowercased(name))
-        return isCredentialField(name) ? secret.tag(value) : value
+        return isCredentialField(name) ? secret.storedTag(value) : value
     }
 
     /// Whether `value` has the shape of ``CacheKeySecret/tag(_:)``'s output.
@@ -147,8 +147,8 @@ extension RFC9111 {
             }
             if isCredentialField(name) {
                 // The stored side must be a keyed hash: a plaintext credential (written by an older version) never matches.
-                guard left.count == 1, isKeyedTag(left[0]) else { return false }
-                if left[0] != secret.tag(normalizedValue(right)) { return false }
+                guard left.count == 1, isKeyedTag(left[0]), let tag = secret.tag(normalizedValue(right)),
+                      left[0] == tag else { return false }
                 continue
             }
             if left == right { continue }
@@ -212,7 +212,8 @@ extension RFC9111 {
     static func mismatchReason(stored: StoredResponse, request: CacheRequest, secret: CacheKeySecret) -> String? {
         let methodOK = stored.requestMethod == request.method || (request.method == "HEAD" && stored.requestMethod == "GET")
         if !methodOK { return "stored response was for \(stored.requestMethod), request is \(request.method) (RFC 9111 §4.1)" }
-        if let partition = stored.credentialPartition, partition != requestPartition(request, secret: secret) {
+        if let partition = stored.credentialPartition,
+           partition == CacheKeySecret.unavailableTag || partition != requestPartition(request, secret: secret) {
             return "stored response was obtained with other credentials than the request's (RFC 9111 §3.5)"
         }
         guard stored.response.headers.contains("Vary") else { return nil }

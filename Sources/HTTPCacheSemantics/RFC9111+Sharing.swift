@@ -29,7 +29,8 @@ extension RFC9111 {
     /// `nil` when it carries none (RFC 9111 §3.5).
     ///
     /// Two requests get the same tag exactly when they present byte-equal credentials; the tag is
-    /// ``CacheKeySecret/tag(_:)`` of both parts, so it can be stored without revealing them.
+    /// ``CacheKeySecret/tag(_:)`` of both parts, so it can be stored without revealing them. Without a hash
+    /// (``CacheKeySecret/none``) it is ``CacheKeySecret/unavailableTag``, which no request matches.
     public static func credentialTag(_ request: CacheRequest, secret: CacheKeySecret) -> String? {
         let authorization = request.headers.values(for: "Authorization")
         let user = userInfo(of: request.url)
@@ -37,7 +38,7 @@ extension RFC9111 {
         let authorizationText = authorization.isEmpty ? "-" : "+" + normalizedValue(authorization)
         let userText = user.map { "+" + $0 } ?? "-"
         // Length-prefixed so that no two different pairs give the same input.
-        return secret.tag("credentials\n\(authorizationText.utf8.count):\(authorizationText)\n\(userText.utf8.count):\(userText)")
+        return secret.storedTag("credentials\n\(authorizationText.utf8.count):\(authorizationText)\n\(userText.utf8.count):\(userText)")
     }
 
     /// Whether the origin let a response to a request with credentials be reused for other requests (RFC 9111

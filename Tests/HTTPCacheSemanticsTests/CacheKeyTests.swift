@@ -66,9 +66,28 @@ import Testing
         var responseHeaders = HTTPHeaders()
         if !vary.isEmpty { responseHeaders.add("Vary", vary) }
         let request = Fixture.request(HTTPHeaders(storedRequest))
-        let varying = RFC9111.varyingRequestHeaders(response: CacheResponse(status: 200, headers: responseHeaders), request: request.headers)
+        let secret = Fixture.secret([])
+        let varying = RFC9111.varyingRequestHeaders(response: CacheResponse(status: 200, headers: responseHeaders),
+                                                    request: request.headers, secret: secret)
         let stored = Fixture.stored(responseHeaders, varying: varying)
-        #expect(RFC9111.matches(stored: stored, request: Fixture.request(HTTPHeaders(presented))) == match)
+        #expect(RFC9111.matches(stored: stored, request: Fixture.request(HTTPHeaders(presented)), secret: secret) == match)
+    }
+
+    /// ``CacheKeySecret/none`` has no hash function: credential values are kept as no plaintext and match nothing,
+    /// so a response varying on Cookie or partitioned by Authorization is never served with it.
+    @Test func withoutAHashFunctionNothingCredentialDependentMatches() {
+        let headers: HTTPHeaders = [("Vary", "Cookie")]
+        let request = Fixture.request([("Cookie", "a=1"), ("Authorization", "Bearer t0k3n")])
+        let varying = RFC9111.varyingRequestHeaders(response: CacheResponse(status: 200, headers: headers),
+                                                    request: request.headers, secret: .none)
+        #expect(varying.values(for: "Cookie") == [CacheKeySecret.unavailableTag])
+        #expect(!RFC9111.matches(stored: Fixture.stored(headers, varying: varying), request: request, secret: .none))
+        let partition = RFC9111.credentialPartition(request: request, response: CacheResponse(status: 200, headers: []),
+                                                    options: EvaluationOptions(keySecret: .none))
+        #expect(partition == CacheKeySecret.unavailableTag)
+        var partitioned = Fixture.stored([])
+        partitioned.credentialPartition = partition
+        #expect(!RFC9111.matches(stored: partitioned, request: request, secret: .none))
     }
 
     @Test func secondaryKeyShape() {

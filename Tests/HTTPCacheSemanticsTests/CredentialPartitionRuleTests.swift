@@ -6,7 +6,7 @@ import Testing
 /// partition of those credentials (keyed hash) and served only to the same credentials, unless the origin made
 /// them shareable (public, s-maxage, must-revalidate). Vary on credential fields keeps only keyed hashes.
 @Suite struct CredentialPartitionRuleTests {
-    static let secret = CacheKeySecret(bytes: Array("namespace-secret".utf8))
+    static let secret = Fixture.secret(Array("namespace-secret".utf8))
 
     static func request(_ url: String, _ headers: HTTPHeaders = []) -> CacheRequest {
         CacheRequest(url: URL(string: url)!, headers: headers)

@@ -42,7 +42,7 @@ import Testing
         let request = CacheRequest(url: try #require(URL(string: c.requestURL)), headers: Fixture.headers(c.request))
         let other = CacheRequest(url: try #require(URL(string: c.otherURL)), headers: Fixture.headers(c.other))
         let response = CacheResponse(status: 200, headers: Fixture.headers(c.response))
-        let options = EvaluationOptions(mode: c.mode, keySecret: CacheKeySecret(bytes: [1, 2, 3]))
+        let options = EvaluationOptions(mode: c.mode, keySecret: Fixture.secret([1, 2, 3]))
         #expect(RFC9111.mayShare(response: response, obtainedFor: request, with: other, options: options) == c.shared)
     }
 }

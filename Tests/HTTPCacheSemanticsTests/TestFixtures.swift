@@ -1,3 +1,4 @@
+import CacheSystem
 import Foundation
 @testable import HTTPCacheSemantics
 
@@ -65,5 +66,33 @@ extension CacheDecision {
         case .revalidate(let c, _), .useStoredAndRevalidate(let c, _): return c
         default: return nil
         }
+    }
+}
+
+/// The keyed hashes of the semantics tests: the platform's crypto library through CacheSystem, as DownloadCache uses.
+extension Fixture {
+    /// A ``CacheKeySecret`` of `bytes` hashed by `cs_hmac_sha256`.
+    static func secret(_ bytes: [UInt8]) -> CacheKeySecret {
+        CacheKeySecret(bytes: bytes, hmacSHA256: { key, message in hmacSHA256(key: key, message: message) })
+    }
+
+    /// HMAC-SHA-256(key, message) from `cs_hmac_sha256`; empty when it fails.
+    static func hmacSHA256(key: [UInt8], message: [UInt8]) -> [UInt8] {
+        var digest = [UInt8](repeating: 0, count: 32)
+        let status = key.withUnsafeBufferPointer { k in
+            message.withUnsafeBufferPointer { m in
+                digest.withUnsafeMutableBufferPointer { cs_hmac_sha256(k.baseAddress, k.count, m.baseAddress, m.count, $0.baseAddress) }
+            }
+        }
+        return status == 0 ? digest : []
+    }
+
+    /// SHA-256(message) from `cs_sha256`; empty when it fails.
+    static func sha256(_ message: [UInt8]) -> [UInt8] {
+        var digest = [UInt8](repeating: 0, count: 32)
+        let status = message.withUnsafeBufferPointer { m in
+            digest.withUnsafeMutableBufferPointer { cs_sha256(m.baseAddress, m.count, $0.baseAddress) }
+        }
+        return status == 0 ? digest : []
     }
 }

@@ -188,6 +188,15 @@ double cs_coarse_now(void);
 /// Sleeps for `microseconds`.
 void cs_sleep_microseconds(uint32_t microseconds);
 
+// MARK: Keyed hashes (the platform's crypto library: CommonCrypto on Apple platforms, OpenSSL libcrypto on Linux)
+
+/// Writes HMAC-SHA-256(key, data) (RFC 2104, FIPS 180-4) into the 32 bytes at `out`. `key` / `data` may be NULL
+/// when their length is 0. 0, or -1 when the library fails or a length is beyond what it accepts.
+int cs_hmac_sha256(const uint8_t *key, size_t key_length, const uint8_t *data, size_t data_length, uint8_t *out);
+/// Writes SHA-256(data) (FIPS 180-4) into the 32 bytes at `out`. `data` may be NULL when `length` is 0. 0, or -1
+/// when the library fails or `length` is beyond what it accepts.
+int cs_sha256(const uint8_t *data, size_t length, uint8_t *out);
+
 #ifdef __cplusplus
 }
 #endif
