@@ -61,8 +61,9 @@ public struct EvaluationOptions: Sendable, Hashable {
     public var heuristicFraction: Double
     /// Upper bound in seconds of a heuristic freshness lifetime; default 604,800 (7 days).
     public var heuristicCap: TimeInterval
-    /// The key of the hashes that stand for credentials and cookies in stored keys (``CacheKeySecret``); default
-    /// ``CacheKeySecret/none``. Must be the secret the stored responses were stored with.
+    /// The key and HMAC-SHA-256 function of the hashes that stand for credentials and cookies in stored keys
+    /// (``CacheKeySecret``); default ``CacheKeySecret/none`` (no hash: nothing that depends on credentials matches).
+    /// Must be the secret the stored responses were stored with.
     public var keySecret: CacheKeySecret
 
     /// Creates options; every parameter has the documented default.
