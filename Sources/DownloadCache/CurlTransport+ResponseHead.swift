@@ -25,7 +25,8 @@ struct CurlResponseHead: Sendable {
     /// A framing field (Content-Length, Transfer-Encoding) written so that libcurl and this parser may read it
     /// differently: whitespace before its colon (RFC 9112 §5.1) or an obs-fold continuation (§5.2). libcurl
     /// ignores such a line for framing while the field list shows it, so the body could keep its chunk framing
-    /// or run past the length; the transport refuses the head. `nil` when none.
+    /// or run past the length; or a CR, LF or NUL inside the status line (RFC 9112 §4: one line to this parser,
+    /// two to others). The transport refuses the head. `nil` when none.
     private(set) var framingAnomaly: String?
 
     /// The reason phrase to report: the received one; when none was sent (empty in HTTP/1.1, absent in HTTP/2),
@@ -119,6 +120,9 @@ struct CurlResponseHead: Sendable {
         }
         status = code
         reasonPhrase = parts.count == 3 ? HTTPHeaders.trimOWS(String(parts[2])) : ""
+        if statusLine.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) {
+            framingAnomaly = "CR, LF or NUL inside the status line"
+        }
     }
 }
 #endif

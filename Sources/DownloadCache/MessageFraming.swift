@@ -102,10 +102,24 @@ public enum MessageFraming {
         return nil
     }
 
-    /// Every check of a received response head: framing, then the status against the request.
+    /// Why a received field is unusable, or `nil`: a name or value holding CR, LF or NUL (RFC 9110 §5.5: such a
+    /// message is rejected). A bare CR inside a line is one field to this parser and a line break to others, so
+    /// a stored value like `no-store\rmax-age=600` would be read differently by each recipient of the answer.
+    public static func responseFieldProblem(headers: HTTPHeaders) -> String? {
+        for field in headers {
+            let bad: (Unicode.Scalar) -> Bool = { $0 == "\r" || $0 == "\n" || $0 == "\0" }
+            if field.name.unicodeScalars.contains(where: bad) || field.value.unicodeScalars.contains(where: bad) {
+                return "header field '\(printable(field.name))' contains CR, LF or NUL"
+            }
+        }
+        return nil
+    }
+
+    /// Every check of a received response head: field syntax, framing, then the status against the request.
     static func responseProblem(status: Int, headers: HTTPHeaders, version: String?,
                                 request: TransportRequest) -> String? {
-        responseFramingProblem(headers: headers, version: version)
+        responseFieldProblem(headers: headers)
+            ?? responseFramingProblem(headers: headers, version: version)
             ?? unsolicitedStatusProblem(status: status, requestHeaders: request.headers)
     }
 
