@@ -160,9 +160,10 @@ final class CurlTransfer: @unchecked Sendable {
         return true
     }
 
-    /// Creates (or truncates) the body file and keeps its descriptor; records the failure and returns false.
+    /// Creates (or truncates) the body file, owner-only (0600: the store may adopt it as a stored body), never
+    /// through a symbolic link at its name, and keeps its descriptor; records the failure and returns false.
     private func openBodyFile() -> Bool {
-        fd = open(bodyPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        fd = open(bodyPath, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
         if fd < 0 {
             writeError = "cannot create body file \(bodyPath): \(String(cString: strerror(errno)))"
             return false

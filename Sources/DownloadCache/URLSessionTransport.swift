@@ -78,7 +78,9 @@ public final class URLSessionTransport: HTTPTransport, Sendable {
         if let problem = MessageFraming.requestProblem(method: request.method, url: request.url, headers: request.headers) {
             throw TransportError.invalidRequest(problem)
         }
-        guard FileManager.default.createFile(atPath: bodyFile.path, contents: nil) else {
+        // Owner-only (0600): the store may adopt this file as a stored body.
+        guard FileManager.default.createFile(atPath: bodyFile.path, contents: nil,
+                                             attributes: [.posixPermissions: 0o600]) else {
             throw TransportError.other("cannot create body file \(bodyFile.path)")
         }
         var urlRequest = URLRequest(url: request.url)
