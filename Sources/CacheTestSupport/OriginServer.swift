@@ -82,6 +82,19 @@ public final class OriginServer: Sendable {
         self.session = URLSession(configuration: configuration)
     }
 
+    /// Starts the origin from an async context without holding a cooperative thread: python's start-up (and
+    /// the wait for its `LISTENING` line) runs on a thread of its own, so many tests starting origins at once
+    /// cannot starve the 2-thread cooperative pool that every other test's task runs on.
+    /// - Throws: `OriginError`, as ``init(timeout:)``.
+    public static func start(timeout: TimeInterval = 10) async throws -> OriginServer {
+        try await withCheckedThrowingContinuation { continuation in
+            let thread = Thread {
+                continuation.resume(with: Result { try OriginServer(timeout: timeout) })
+            }
+            thread.start()
+        }
+    }
+
     deinit {
         stop()
     }

@@ -111,7 +111,7 @@ struct DriverBinaryTests {
     /// a slow request must not block the next line). The library's default of 6 per origin would make the fast
     /// answer wait for a slow one; the driver runs up to `--max-connections` (default 64) per origin.
     @Test func slowRequestsToOneOriginDoNotHoldBackTheNextLine() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-driver-bin-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -135,7 +135,7 @@ struct DriverBinaryTests {
     }
 
     @Test func sessionThroughPipesAnswersAsLinesArriveAndExitsZeroAfterStdinCloses() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-driver-bin-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }

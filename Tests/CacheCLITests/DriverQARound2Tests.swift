@@ -29,7 +29,7 @@ import DownloadCache
     /// and the slow background refresh is finished and stored before the process exits.
     @Test(.enabled(if: DriverProcess.binaryURL != nil, "dlcache binary not built next to the tests"))
     func driverFinishesBackgroundRevalidationBeforeExiting() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-driver-swr-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -19,9 +19,9 @@ import Testing
             let port = driver.origin.port
             for (id, user) in ["alice:pw1@", "", "bob:other@"].enumerated() {
                 driver.send(Self.line(id: id, url: "http://\(user)127.0.0.1:\(port)/auth"))
-                _ = try await driver.waitForAnswers(id + 1, timeout: 60)
+                _ = try await driver.waitForAnswers(id + 1)
             }
-            let answers = try await driver.waitForAnswers(3, timeout: 60)
+            let answers = try await driver.waitForAnswers(3)
             #expect(answers[1].body == "a|Authorization=")
             #expect(answers[2].body != answers[0].body)
             #expect(try await driver.origin.hits("/auth").total == 3)
@@ -34,7 +34,7 @@ import Testing
                                                                     ("Set-Cookie", "session=first")],
                                               body: "me", delay: 0.5)
             for id in 0..<3 { driver.send(id: id, path: "/me") }
-            let answers = try await driver.waitForAnswers(3, timeout: 60)
+            let answers = try await driver.waitForAnswers(3)
             #expect(answers.allSatisfy { $0.status == 200 })
             #expect(try await driver.origin.hits("/me").total == 3)
         }

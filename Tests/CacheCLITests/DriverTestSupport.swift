@@ -62,8 +62,8 @@ final class DriverHarness: Sendable {
     private let serving: Task<Void, Never>
 
     init(mode: CacheMode = .private, options: DriverSessionOptions = DriverSessionOptions(),
-         inMemoryBodyLimit: Int? = nil, configure: (inout DownloadCache.Configuration) -> Void = { _ in }) throws {
-        origin = try OriginServer()
+         inMemoryBodyLimit: Int? = nil, configure: (inout DownloadCache.Configuration) -> Void = { _ in }) async throws {
+        origin = try await OriginServer.start()
         // A whole second: Date survives the metadata's seconds-since-1970 round trip exactly, so a resident time
         // of 40 s reads 40, not 39.9999999 (floored to 39 in Age).
         clock = FixedClock(Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down)))
@@ -146,7 +146,7 @@ final class DriverHarness: Sendable {
 func withDriver(mode: CacheMode = .private, options: DriverSessionOptions = DriverSessionOptions(),
                 inMemoryBodyLimit: Int? = nil, configure: (inout DownloadCache.Configuration) -> Void = { _ in },
                 _ body: (DriverHarness) async throws -> Void) async throws {
-    let harness = try DriverHarness(mode: mode, options: options, inMemoryBodyLimit: inMemoryBodyLimit,
+    let harness = try await DriverHarness(mode: mode, options: options, inMemoryBodyLimit: inMemoryBodyLimit,
                                     configure: configure)
     do {
         try await body(harness)

@@ -188,7 +188,7 @@ import DownloadCache
     }
 
     @Test func closingInputWhileRequestsAreInFlightStillAnswersAll() async throws {
-        let harness = try DriverHarness()
+        let harness = try await DriverHarness()
         try await harness.origin.configure(path: "/late", body: "late", delay: 1)
         for id in 1...3 { harness.send(id: id, path: "/late", headers: [["X-N", String(id)]]) }
         await harness.closeInput()

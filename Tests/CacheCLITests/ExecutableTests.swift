@@ -54,8 +54,8 @@ import CacheTestSupport
     }
 
     @Test(.enabled(if: binary != nil, "dlcache is not built next to the test bundle"))
-    func closedStdoutDoesNotKillTheProcess() throws {
-        let origin = try OriginServer()
+    func closedStdoutDoesNotKillTheProcess() async throws {
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-exe-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -75,7 +75,7 @@ import CacheTestSupport
     /// origin used to leave the marker). Each run also sees the previous run's stored response.
     @Test(.enabled(if: binary != nil, "dlcache is not built next to the test bundle"))
     func normalExitLeavesNoSessionMarker() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         try await origin.configure(path: "/slow", headers: [("Cache-Control", "no-cache"), ("ETag", "\"v1\"")],
                                    body: "slow body", etag: "\"v1\"", delay: 0.3)

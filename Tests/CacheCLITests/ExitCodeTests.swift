@@ -23,7 +23,7 @@ import CacheTestSupport
     }
 
     @Test func timeoutExitsTwentyEight() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         let cli = try CLIHarness()
         defer { cli.cleanUp() }
@@ -34,7 +34,7 @@ import CacheTestSupport
     }
 
     @Test func redirectLoopExitsFortySeven() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         let cli = try CLIHarness()
         defer { cli.cleanUp() }
@@ -45,7 +45,7 @@ import CacheTestSupport
     }
 
     @Test func failOnHTTPErrorExitsTwentyTwoAndWithoutFailZero() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         let cli = try CLIHarness()
         defer { cli.cleanUp() }
@@ -59,7 +59,7 @@ import CacheTestSupport
     }
 
     @Test func unwritableOutputExitsTwentyThree() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         let cli = try CLIHarness()
         defer { cli.cleanUp() }

@@ -6,7 +6,7 @@ import CacheTestSupport
 /// End-to-end `dlcache get` runs against the loopback origin (Tests/Fixtures/origin.py).
 @Suite(.serialized) struct GetCommandTests {
     @Test func secondGetIsAHitWithoutAnOriginRequest() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         let cli = try CLIHarness()
         defer { cli.cleanUp() }
@@ -33,7 +33,7 @@ import CacheTestSupport
     }
 
     @Test func jsonObjectHasTheContractFieldsAndBodyGoesToFile() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         let cli = try CLIHarness()
         defer { cli.cleanUp() }
@@ -62,7 +62,7 @@ import CacheTestSupport
     }
 
     @Test func largeBodyIsStreamedFromItsStoredFile() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         let cli = try CLIHarness()
         defer { cli.cleanUp() }
@@ -80,7 +80,7 @@ import CacheTestSupport
     }
 
     @Test func dontLoadWithNothingCachedFailsWithoutNetwork() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         let cli = try CLIHarness()
         defer { cli.cleanUp() }
@@ -92,7 +92,7 @@ import CacheTestSupport
     }
 
     @Test func unreachableOriginIsANetworkErrorAndFallbackServesStale() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         let cli = try CLIHarness()
         defer { cli.cleanUp() }
         try await origin.configure(path: "/s", headers: [("Cache-Control", "max-age=0")], body: "old", etag: "\"v1\"")
@@ -116,7 +116,7 @@ import CacheTestSupport
     }
 
     @Test func failFlagTurnsHTTPErrorsIntoExitTwentyTwo() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         let cli = try CLIHarness()
         defer { cli.cleanUp() }
@@ -132,7 +132,7 @@ import CacheTestSupport
     }
 
     @Test func expiresInOverridesAMissingLifetime() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         let cli = try CLIHarness()
         defer { cli.cleanUp() }
@@ -146,7 +146,7 @@ import CacheTestSupport
     }
 
     @Test func reloadRevalidatingSendsAConditionalRequest() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         let cli = try CLIHarness()
         defer { cli.cleanUp() }
@@ -164,7 +164,7 @@ import CacheTestSupport
     }
 
     @Test func headersAndMethodReachTheOrigin() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         let cli = try CLIHarness()
         defer { cli.cleanUp() }

@@ -10,7 +10,7 @@ import CacheTestSupport
     }
 
     @Test func noStoreLeavesTheCacheEmpty() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         let cli = try CLIHarness()
         defer { cli.cleanUp() }
@@ -21,7 +21,7 @@ import CacheTestSupport
     }
 
     @Test func noReadAlwaysAsksTheOrigin() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         let cli = try CLIHarness()
         defer { cli.cleanUp() }
@@ -34,7 +34,7 @@ import CacheTestSupport
     }
 
     @Test func ignoreCacheControlStoresANoStoreResponse() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         let cli = try CLIHarness()
         defer { cli.cleanUp() }
@@ -49,7 +49,7 @@ import CacheTestSupport
     }
 
     @Test func pinOptionPinsTheStoredEntry() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         let cli = try CLIHarness()
         defer { cli.cleanUp() }
@@ -59,7 +59,7 @@ import CacheTestSupport
     }
 
     @Test func maxTimeGivesUpOnASlowOrigin() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         let cli = try CLIHarness()
         defer { cli.cleanUp() }
@@ -70,7 +70,7 @@ import CacheTestSupport
     }
 
     @Test func returnCacheElseLoadServesStaleWithoutAsking() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         let cli = try CLIHarness()
         defer { cli.cleanUp() }
@@ -87,7 +87,7 @@ import CacheTestSupport
     }
 
     @Test func slidingExpiryRenewsOnEachHit() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         let cli = try CLIHarness()
         defer { cli.cleanUp() }

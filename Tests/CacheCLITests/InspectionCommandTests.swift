@@ -9,7 +9,7 @@ import HTTPCacheSemantics
 @Suite(.serialized) struct InspectionCommandTests {
     /// Starts an origin with a fresh (/fresh, max-age=600) and a stale (/stale, max-age=0) resource, both fetched.
     static func seeded() async throws -> (OriginServer, CLIHarness, fresh: String, stale: String) {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         let cli = try CLIHarness()
         try await origin.configure(path: "/fresh", headers: [("Cache-Control", "max-age=600")], body: "fresh body")
         try await origin.configure(path: "/stale", headers: [("Cache-Control", "max-age=0")], body: "stale", etag: "\"s\"")
@@ -148,7 +148,7 @@ import HTTPCacheSemantics
 
     @Test func purgeSessionRemovesOnlySessionEntries() async throws {
         // Session entries vanish when a store is next opened, so this drives one open cache directly.
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         let cli = try CLIHarness()
         defer { cli.cleanUp() }
@@ -161,7 +161,7 @@ import HTTPCacheSemantics
     }
 
     @Test func verifyFindsAndRepairsACorruptBody() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         let cli = try CLIHarness()
         defer { cli.cleanUp() }

@@ -21,7 +21,7 @@ import CacheTestSupport
     }
 
     @Test func failFlagWithJSONReportsHTTPKind() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         let cli = try CLIHarness()
         defer { cli.cleanUp() }

@@ -23,7 +23,7 @@ import CacheTestSupport
     }
 
     @Test func infoAndGetVerbosePrintControlBytesEscaped() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         let cli = try CLIHarness()
         defer { origin.stop(); cli.cleanUp() }
         try await origin.configure(path: "/evil", headers: [("Cache-Control", "max-age=600"), ("X-Evil", Self.hostile)],

@@ -50,7 +50,7 @@ import CacheTestSupport
 
     // Bug 3: a CRLF list was one URL ("\r\n" is one Character, so split("\n") never split); a BOM was rejected.
     @Test func crlfBomCommentsAndBlankLines() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         let cli = try CLIHarness()
         defer { cli.cleanUp() }

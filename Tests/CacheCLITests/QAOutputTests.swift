@@ -9,7 +9,7 @@ import DownloadCache
 @Suite(.serialized) struct QAOutputTests {
     // Bug 15: one large URL showed nothing until it completed; now the bar shows bytes while it downloads.
     @Test func oneLargeURLShowsBytesBeforeItFinishes() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         let cli = try CLIHarness()
         defer { cli.cleanUp() }
@@ -81,7 +81,7 @@ import DownloadCache
 
     // Rough edge: "DownloadError.http(status: 500)" in prefetch failures.
     @Test func prefetchFailuresAreWordsNotTypeDumps() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         let cli = try CLIHarness()
         defer { cli.cleanUp() }
@@ -154,7 +154,7 @@ import DownloadCache
 
     // Rough edges: `-o -` wrote a file named "-"; `-o ""` said "cannot write '<cwd>'"; "1 entries".
     @Test func dashOutputIsStdoutAndOneEntryIsSingular() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         let cli = try CLIHarness()
         defer { cli.cleanUp() }

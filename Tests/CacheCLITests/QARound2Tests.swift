@@ -34,7 +34,7 @@ import DownloadCache
     }
 
     @Test func verifyCountsOneEntryInTheSingular() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         let cli = try CLIHarness()
         defer { cli.cleanUp() }
@@ -45,7 +45,7 @@ import DownloadCache
     }
 
     @Test func unreachableOriginWithAStoredCopyMentionsFallbackToCache() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         let cli = try CLIHarness()
         defer { origin.stop(); cli.cleanUp() }
         try await origin.configure(path: "/stale", headers: [("Cache-Control", "max-age=0")], body: "old")
@@ -67,7 +67,7 @@ import DownloadCache
     }
 
     @Test func statsLabelsHitsAndMissesAsLifetimeTotals() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         let cli = try CLIHarness()
         defer { cli.cleanUp() }
@@ -89,7 +89,7 @@ import DownloadCache
     }
 
     @Test func lsTellsVaryVariantsApart() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         let cli = try CLIHarness()
         defer { cli.cleanUp() }
@@ -122,7 +122,7 @@ import DownloadCache
     }
 
     @Test func lsWithoutVariantsKeepsTheOldColumns() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         let cli = try CLIHarness()
         defer { cli.cleanUp() }

@@ -6,7 +6,7 @@ import Testing
 /// command, is reported by `stats`, and its password never appears in any output.
 @Suite(.serialized) struct SharedTierOptionTests {
     @Test func aDeadRedisNeverFailsGetAndStatsReportsItWithoutThePassword() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         let cli = try CLIHarness()
         defer { cli.cleanUp() }
@@ -43,7 +43,7 @@ import Testing
 
     @Test(.enabled(if: RedisServer.isAvailable, "redis-server is not installed"))
     func twoCacheDirectoriesShareThroughDLCACHE_REDIS() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         let redis = try RedisServer()
         defer { redis.stop() }

@@ -78,7 +78,7 @@ import CacheTestSupport
     @Test(.enabled(if: canRunAsNobody && ExecutableTests.binary != nil, "needs root, setpriv and the built dlcache"),
           arguments: ["default", "default/index.sqlite"])
     func aNamespaceOrIndexOfMode000NeverFailsADownload(target: String) async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         try await origin.configure(path: "/doc", headers: [("Cache-Control", "max-age=600")], body: "the document")
         let dir = try newDirectory()
@@ -97,7 +97,7 @@ import CacheTestSupport
 
     @Test(.enabled(if: canMount && ExecutableTests.binary != nil, "needs permission to mount a tmpfs and the built dlcache"))
     func aFullDiskServesWhatIsStoredAndDeliversNewResponsesUncached() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         let dir = try newDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -128,7 +128,7 @@ import CacheTestSupport
 
     @Test(.enabled(if: ExecutableTests.binary != nil, "needs the built dlcache"))
     func aWriteAheadLogDeletedUnderARunningProcessNeverFailsADownload() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         try await origin.configure(path: "/doc", headers: [("Cache-Control", "max-age=600")], body: "the document")
         let dir = try newDirectory()

@@ -9,7 +9,7 @@ import Testing
 struct CrossProcessSingleFlightTests {
     @Test func twentyProcessesOnOneCacheMakeOneOriginRequest() async throws {
         let binary = try #require(dlcacheChildBinary)
-        let origin = try await offThePool { try OriginServer() }
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-xproc-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: root) }
@@ -26,7 +26,7 @@ struct CrossProcessSingleFlightTests {
 
     @Test func waitersFetchThemselvesWhenTheResponseIsNotStorable() async throws {
         let binary = try #require(dlcacheChildBinary)
-        let origin = try await offThePool { try OriginServer() }
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-xproc-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: root) }

@@ -44,7 +44,7 @@ import Testing
 
     @Test(arguments: [(200, "OK"), (299, ""), (404, "Not Found"), (418, "I'm a Teapot")])
     func statusAndReceivedReasonPhrase(status: Int, phrase: String) async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         try await origin.configure(path: "/s", status: status, body: "x")
         let (response, body) = try await fetch(TransportRequest(url: origin.url("/s")))
@@ -54,7 +54,7 @@ import Testing
     }
 
     @Test func duplicateHeadersKeepOrderAndNameCase() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         try await origin.configure(path: "/h", headers: [("Set-Cookie", "a=1; Path=/"), ("X-Dup", "one"),
                                                           ("Set-Cookie", "b=2, c"), ("x-MiXeD", "v"), ("X-Dup", "two")],
@@ -71,7 +71,7 @@ import Testing
     }
 
     @Test func obsFoldedHeaderLinesAreJoined() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         try await origin.configure(path: "/fold", headers: [("X-Folded", "first\r\n\tsecond"), ("X-After", "1")],
                                    body: "ok")
@@ -81,7 +81,7 @@ import Testing
     }
 
     @Test func multiMegabyteBodyStreamsExactlyToTheFileWithProgress() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         let size = 3 * 1_048_576 + 123
         let reports = Mutex<[(Int64, Int64?)]>([])
@@ -100,7 +100,7 @@ import Testing
 
     @Test(arguments: [Int64(0), 1 << 20])
     func smallBodiesComeInMemoryUnlessTheLimitSaysFile(limit: Int64) async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         let transport = CurlTransport(smallBodyLimit: limit)
         let (response, body) = try await fetch(TransportRequest(url: origin.url("/size/70000")), via: transport)
@@ -110,7 +110,7 @@ import Testing
     }
 
     @Test func headReturnsTheHeadWithoutABody() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         let (response, body) = try await fetch(TransportRequest(method: "HEAD", url: origin.url("/size/5000")))
         #expect(response.status == 200 && response.bodySize == 0 && body.isEmpty)
@@ -119,7 +119,7 @@ import Testing
     }
 
     @Test func postBodyReachesTheOriginWithoutInventedHeaders() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         try await origin.configure(path: "/len", body: "got", echoHeader: "Content-Length")
         try await origin.configure(path: "/type", body: "got", echoHeader: "Content-Type")
@@ -134,7 +134,7 @@ import Testing
     }
 
     @Test func requestHeadersAndDefaultsReachTheOrigin() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         try await origin.configure(path: "/accept", body: "a", echoHeader: "Accept")
         try await origin.configure(path: "/agent", body: "a", echoHeader: "User-Agent")
@@ -151,7 +151,7 @@ import Testing
 
     @Test(arguments: ["PATCH", "DELETE"])
     func customMethodTokensAreSent(method: String) async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         try await origin.configure(path: "/m", body: "done")
         let (response, body) = try await fetch(TransportRequest(method: method, url: origin.url("/m"),
@@ -161,7 +161,7 @@ import Testing
     }
 
     @Test func unknownMethodTokenReachesTheOrigin() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         // origin.py has no handler for PURGE: Python's server answers 501 naming the method it received.
         let (response, body) = try await fetch(TransportRequest(method: "PURGE", url: origin.url("/p")))
@@ -170,7 +170,7 @@ import Testing
     }
 
     @Test func gzipBodyArrivesStillCompressedWithMatchingHeaders() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         let text = String(repeating: "abcdefgh", count: 4_000)
         try await origin.configure(path: "/gz", body: text, gzip: true)
@@ -184,7 +184,7 @@ import Testing
     }
 
     @Test func truncatedBodyIsTruncated() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         try await origin.configure(path: "/t", size: 100_000, truncate: true)
         let error = await failure(TransportRequest(url: origin.url("/t"), timeout: 20))
@@ -196,7 +196,7 @@ import Testing
     }
 
     @Test func droppedConnectionIsConnectionFailed() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         try await origin.configure(path: "/drop", drop: true)
         let error = await failure(TransportRequest(url: origin.url("/drop"), timeout: 20))
@@ -207,7 +207,7 @@ import Testing
     }
 
     @Test func refusedConnectionIsConnectionFailed() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         let url = origin.url("/x")
         origin.stop()
         let error = await failure(TransportRequest(url: url, timeout: 20))
@@ -219,7 +219,7 @@ import Testing
     }
 
     @Test func slowOriginTimesOut() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         try await origin.configure(path: "/slow", body: "late", delay: 3)
         let error = await failure(TransportRequest(url: origin.url("/slow"), timeout: 0.5))
@@ -227,7 +227,7 @@ import Testing
     }
 
     @Test func cancellationIsCancelled() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         try await origin.configure(path: "/slow", body: "late", delay: 3)
         let file = bodyFile()
@@ -244,7 +244,7 @@ import Testing
     }
 
     @Test func alreadyCancelledTaskNeverSends() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         let file = bodyFile()
         defer { try? FileManager.default.removeItem(at: file) }
@@ -260,7 +260,7 @@ import Testing
     }
 
     @Test func twoHundredConcurrentRequestsSucceedOverKeptAliveConnections() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         let transport = CurlTransport(maxConnectionsPerHost: 6, connectTimeout: 5, idleTimeout: 20)
         let sizes = try await withThrowingTaskGroup(of: Int64.self) { group in
@@ -281,7 +281,7 @@ import Testing
     }
 
     @Test func redirectIsReturnedUnlessFollowingIsAsked() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         try await origin.configure(path: "/r", status: 302, body: "moved", redirect: "/dest")
         try await origin.configure(path: "/dest", body: "dest")
@@ -298,7 +298,7 @@ import Testing
     }
 
     @Test func shortWriteFailsTheTransfer() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         // /dev/full accepts open(2) but every write(2) fails with ENOSPC.
         let transport = CurlTransport(smallBodyLimit: 0)

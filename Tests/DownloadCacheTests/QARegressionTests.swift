@@ -159,7 +159,7 @@ import Testing
     /// QA bug 5: a slow origin does not hold back requests to another origin (the limit counts per origin).
     @Test func slowOriginDoesNotBlockAnotherOrigin() async throws {
         try await withHarness({ $0.maxConcurrentDownloads = 2 }) { h in
-            let other = try OriginServer()
+            let other = try await OriginServer.start()
             defer { other.stop() }
             // Counted at once, then 20 s between its 64 KiB chunks: these transfers only end when cancelled
             // (if the other origin's request had to wait for one of their slots, one would complete first).

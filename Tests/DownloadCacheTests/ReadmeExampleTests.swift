@@ -49,7 +49,7 @@ func readArticles(from site: URL, cacheDirectory: URL) async throws -> [Response
 struct DownloadCacheReadmeExampleTests {
     @Test("the README example downloads, hits, prefetches with pins and answers offline from the cache")
     func readmeExample() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("dlcache-readme-\(UUID().uuidString)", isDirectory: true)

@@ -11,7 +11,7 @@ import Testing
 
     @Test func sameHostOtherPortGetsNoCredentials() async throws {
         try await withHarness { h in
-            let other = try OriginServer()
+            let other = try await OriginServer.start()
             defer { other.stop() }
             try await h.origin.configure(path: "/redir", status: 302, headers: [("Cache-Control", "no-store")],
                                          redirect: other.url("/echo-headers").absoluteString)
@@ -27,7 +27,7 @@ import Testing
 
     @Test func userInfoIsNotSentToTheOtherOrigin() async throws {
         try await withHarness { h in
-            let other = try OriginServer()
+            let other = try await OriginServer.start()
             defer { other.stop() }
             try await h.origin.configure(path: "/redir", status: 302, headers: [("Cache-Control", "no-store")],
                                          redirect: "//127.0.0.1:\(other.port)/echo-headers")

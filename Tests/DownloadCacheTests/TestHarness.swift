@@ -12,8 +12,8 @@ struct Harness {
     let start: Date
 
     /// Builds a harness; `configure` may adjust the cache configuration (transport, limits ...).
-    static func make(_ configure: (inout DownloadCache.Configuration) -> Void = { _ in }) throws -> Harness {
-        let origin = try OriginServer()
+    static func make(_ configure: (inout DownloadCache.Configuration) -> Void = { _ in }) async throws -> Harness {
+        let origin = try await OriginServer.start()
         let start = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
         let clock = FixedClock(start)
         let directory = FileManager.default.temporaryDirectory
@@ -63,7 +63,7 @@ struct Harness {
 /// Runs `body` with a fresh harness and always tears it down.
 func withHarness(_ configure: (inout DownloadCache.Configuration) -> Void = { _ in },
                  _ body: (Harness) async throws -> Void) async throws {
-    let harness = try Harness.make(configure)
+    let harness = try await Harness.make(configure)
     defer { harness.tearDown() }
     try await body(harness)
 }

@@ -12,7 +12,7 @@ import Testing
     }
 
     @Test func streamsTheBodyIntoTheFileAndKeepsHeaderValues() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         try await origin.configure(path: "/b", headers: [("Cache-Control", "max-age=5"), ("X-Thing", "One")],
                                    size: 300_000, etag: "\"tag\"")
@@ -27,7 +27,7 @@ import Testing
     }
 
     @Test func bodyAboveTheSmallLimitStreamsIntoTheFile() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         let file = bodyFile()
         defer { try? FileManager.default.removeItem(at: file) }
@@ -41,7 +41,7 @@ import Testing
     }
 
     @Test func truncatedBodyIsReportedAsTruncated() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         try await origin.configure(path: "/t", size: 100_000, truncate: true)
         let file = bodyFile()
@@ -59,7 +59,7 @@ import Testing
     }
 
     @Test func refusedConnectionIsConnectionFailed() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         let url = origin.url("/x")
         origin.stop()
         let file = bodyFile()
@@ -74,7 +74,7 @@ import Testing
     }
 
     @Test func gzipTrapHeadersAreCorrectedToMatchTheDecodedBody() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         let text = String(repeating: "abcdefgh", count: 2_000)
         try await origin.configure(path: "/gz", body: text, gzip: true)
@@ -88,7 +88,7 @@ import Testing
     }
 
     @Test func redirectsAreNotFollowedUnlessAsked() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         try await origin.configure(path: "/r", status: 302, body: "", redirect: "/dest")
         try await origin.configure(path: "/dest", body: "dest")
@@ -102,7 +102,7 @@ import Testing
     }
 
     @Test func cancellationIsReportedAsCancelled() async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         defer { origin.stop() }
         try await origin.configure(path: "/slow", body: "late", delay: 2)
         let file = bodyFile()
