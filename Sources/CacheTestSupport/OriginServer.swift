@@ -86,14 +86,22 @@ public final class OriginServer: Sendable {
     /// the wait for its `LISTENING` line) runs on a thread of its own, so many tests starting origins at once
     /// cannot starve the 2-thread cooperative pool that every other test's task runs on.
     /// - Throws: `OriginError`, as ``init(timeout:)``.
-    public static func start(timeout: TimeInterval = 10) async throws -> OriginServer {
+    /// At most ``concurrentStarts`` origins start at once, so a whole suite starting together does not make every
+    /// python wait past its `timeout` on a loaded machine.
+    public static func start(timeout: TimeInterval = 30) async throws -> OriginServer {
         try await withCheckedThrowingContinuation { continuation in
             let thread = Thread {
+                startSlots.wait()
+                defer { startSlots.signal() }
                 continuation.resume(with: Result { try OriginServer(timeout: timeout) })
             }
             thread.start()
         }
     }
+
+    /// How many origins ``start(timeout:)`` launches at the same time.
+    public static let concurrentStarts = 4
+    private static let startSlots = DispatchSemaphore(value: concurrentStarts)
 
     deinit {
         stop()
