@@ -47,7 +47,13 @@ public enum GetCommand: Command {
             OptionSpec("pin", help: "Pin the stored entry (never evicted by limits)."),
             OptionSpec("header", short: "H", .repeated("name: value"), help: "Add a request header (repeatable)."),
             OptionSpec("request", short: "X", .value("method"), help: "Request method (default: GET)."),
-        ] + FetchLimits.options + [
+            OptionSpec("location", short: "L", help: "Follow redirects (the default; accepted for curl's command lines)."),
+            OptionSpec("no-follow", help: "Return a 3xx response itself instead of following its Location."),
+            OptionSpec("max-redirs", .value("n"), help: "Follow at most this many redirects (default 10; exit 47 beyond)."),
+            OptionSpec("head", short: "I", help: "Send HEAD and print the response's header block (a fresh stored GET answers it)."),
+            OptionSpec("include", short: "i", help: "Print the response's header block before the body."),
+            OptionSpec("dump-header", short: "D", .value("file"), help: "Write the response's header block to this file ('-' for stdout)."),
+        ] + FetchLimits.options + TLSOptions.options + [
             OptionSpec("fail", short: "f", help: "Exit 22 on HTTP status >= 400 and print no body (like curl)."),
             OptionSpec("verbose", short: "v", help: "Print a summary line, the decision's reason and any storage warnings on stderr."),
             CommonOptions.json,
@@ -71,6 +77,13 @@ public enum GetCommand: Command {
         options.readFromCache = !parsed.flag("no-read")
         options.pin = parsed.flag("pin")
         try FetchLimits.parse(parsed).apply(to: &options)
+        options.followRedirects = !parsed.flag("no-follow")
+        if let text = parsed.value("max-redirs") {
+            guard let count = Int(text), (0...1_000).contains(count) else {
+                throw UsageError("invalid value '\(text)' for '--max-redirs': expected a whole number from 0 to 1000")
+            }
+            options.maxRedirects = count
+        }
         return options
     }
 
@@ -78,7 +91,10 @@ public enum GetCommand: Command {
     /// - Throws: ``UsageError`` naming a bad URL, method or header.
     static func request(_ parsed: ParsedArguments) throws(UsageError) -> CacheRequest {
         let url = try CacheOpener.url(parsed.positionals[0])
-        let method = (parsed.value("request") ?? "GET").uppercased()
+        let method = (parsed.value("request") ?? (parsed.flag("head") ? "HEAD" : "GET")).uppercased()
+        if parsed.flag("head"), method != "HEAD" {
+            throw UsageError("'-I/--head' sends HEAD; it cannot be combined with '-X \(method)'")
+        }
         let token = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!#$%&'*+-.^_`|~")
         guard !method.isEmpty, method.allSatisfy({ token.contains($0) }) else {
             throw UsageError("invalid value '\(parsed.value("request") ?? "")' for '-X': not an HTTP method token")
@@ -103,10 +119,16 @@ public enum GetCommand: Command {
     /// - Throws: ``UsageError`` for bad options, ``CommandFailure`` when nothing usable could be fetched.
     public static func run(_ parsed: ParsedArguments, context: CommandContext) async throws -> Int32 {
         let request = try request(parsed)
-        let options = try requestOptions(parsed)
+        var options = try requestOptions(parsed)
+        let trust = try TLSOptions.trust(parsed, context: context)
+        // An unverified response is never stored: a later verified run must not be answered with it.
+        if !trust.verifiesPeer { options.writeToCache = false }
         let outputOption = parsed.value("output")
         if outputOption == "" {
             throw UsageError("invalid value '' for '--output': expected a file name, or '-' for stdout")
+        }
+        if parsed.value("dump-header") == "" {
+            throw UsageError("invalid value '' for '--dump-header': expected a file name, or '-' for stdout")
         }
         let bodyToStdout = outputOption == "-"
         let output = outputOption.flatMap { $0 == "-" ? nil : context.environment.fileURL(for: $0) }
@@ -115,6 +137,7 @@ public enum GetCommand: Command {
         let cache = try CacheOpener.open(parsed, context: context, create: true, sharedTier: true) { configuration in
             configuration.servesStaleWhenDisconnected = !noStale
             configuration.targetedFields = targets
+            configuration.tlsTrust = trust
         }
         let response: CachedResponse
         do {
@@ -126,6 +149,10 @@ public enum GetCommand: Command {
         }
         let failed = parsed.flag("fail") && response.status >= 400
         if parsed.flag("verbose") {
+            for hop in response.redirects { context.console.err(ResponseDescription.redirectLine(hop)) }
+            if !response.redirects.isEmpty {
+                context.console.err("final URL: \(TerminalText.escaped(response.url.absoluteString))")
+            }
             context.console.err(ResponseDescription.summaryLine(response))
             context.console.err("Cache-Status: \(response.cacheStatus.fieldValue)")
         }
@@ -138,13 +165,29 @@ public enum GetCommand: Command {
             }
             context.console.out(try JSONOutput.line(object))
         }
+        if let dump = parsed.value("dump-header"), !failed {
+            if dump == "-" {
+                context.console.out(HeaderBlock.text(response, forTerminal: context.console.stdoutIsTerminal), terminator: "")
+            } else {
+                let sink = try BodySink(file: context.environment.fileURL(for: dump))
+                defer { sink.close() }
+                try sink.write(Data(HeaderBlock.text(response, forTerminal: false).utf8))
+            }
+        }
+        let headOnly = parsed.flag("head")
+        let include = (headOnly || parsed.flag("include")) && !parsed.flag("json")
         if !failed {
             if let output {
                 let sink = try BodySink(file: output)
                 defer { sink.close() }
-                try write(response, to: sink)
+                if include { try sink.write(Data(HeaderBlock.text(response, forTerminal: false).utf8)) }
+                if !headOnly { try write(response, to: sink) }
             } else if bodyToStdout || !parsed.flag("json") {
-                try write(response, to: BodySink(console: context.console))
+                let sink = BodySink(console: context.console)
+                if include {
+                    try sink.write(Data(HeaderBlock.text(response, forTerminal: context.console.stdoutIsTerminal).utf8))
+                }
+                if !headOnly { try write(response, to: sink) }
             }
         }
         if failed {

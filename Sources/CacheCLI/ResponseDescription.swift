@@ -21,6 +21,12 @@ enum ResponseDescription {
             + "status=\(response.status); \(TerminalText.escaped(response.reason))"
     }
 
+    /// One `-v` line per redirect followed, e.g. `MISS 302 http://h/a -> Location: http://h/b`.
+    static func redirectLine(_ hop: RedirectHop) -> String {
+        "\(label(hop.source)) \(hop.status) \(TerminalText.escaped(hop.url.absoluteString)) -> Location: "
+            + TerminalText.escaped(hop.location.absoluteString)
+    }
+
     /// The `--json` object: url, status, source, bytes, path, age, fresh, reason, cacheStatus (RFC 9211 member),
     /// headers (+ statusText, fromCache).
     static func json(_ response: CachedResponse) -> [String: Any] {

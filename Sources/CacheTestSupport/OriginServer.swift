@@ -47,6 +47,8 @@ public final class OriginServer: Sendable {
     public let port: Int
     /// `http://127.0.0.1:<port>`.
     public let baseURL: URL
+    /// `https://127.0.0.1:<tls-port>` serving the same paths when started with a TLS directory, else nil.
+    public let tlsBaseURL: URL?
     private let child: ChildProcess
     private let session: URLSession
 
@@ -58,19 +60,22 @@ public final class OriginServer: Sendable {
     }
 
     /// Starts the origin and waits (at most `timeout` seconds) for its `LISTENING <port>` line.
+    /// - Parameter tlsDirectory: when set, the origin also serves HTTPS (``tlsURL(_:)``) with a CA made there at
+    ///   start (`ca.pem` in that directory trusts it) and a certificate for 127.0.0.1 and localhost.
     /// - Throws: `OriginError` when python3 or the script is missing or no port was announced in time.
-    public init(timeout: TimeInterval = 10) throws {
+    public init(timeout: TimeInterval = 10, tlsDirectory: URL? = nil) throws {
         let script = OriginServer.scriptURL
         guard FileManager.default.fileExists(atPath: script.path) else {
             throw OriginError(description: "origin script not found at \(script.path)")
         }
         // posix_spawn, not Foundation's Process (see ChildProcess: Process.run can crash on Linux).
-        guard let child = ChildProcess(["/usr/bin/env", "python3", "-u", script.path]) else {
+        let tlsArguments = tlsDirectory.map { ["--tls", $0.path] } ?? []
+        guard let child = ChildProcess(["/usr/bin/env", "python3", "-u", script.path] + tlsArguments) else {
             throw OriginError(description: "cannot launch python3: \(String(cString: strerror(errno)))")
         }
-        let port = OriginServer.readPort(from: FileHandle(fileDescriptor: child.stdoutFD, closeOnDealloc: true),
-                                         timeout: timeout)
-        guard let port else {
+        let ports = OriginServer.readPort(from: FileHandle(fileDescriptor: child.stdoutFD, closeOnDealloc: true),
+                                          timeout: timeout)
+        guard let port = ports?.plain, tlsDirectory == nil || ports?.tls != nil else {
             child.stop()
             throw OriginError(description: "origin did not print LISTENING within \(timeout) s")
         }
@@ -79,6 +84,7 @@ public final class OriginServer: Sendable {
         self.child = child
         self.port = port
         self.baseURL = URL(string: "http://127.0.0.1:\(port)") ?? URL(fileURLWithPath: "/")
+        self.tlsBaseURL = ports?.tls.flatMap { URL(string: "https://127.0.0.1:\($0)") }
         self.session = URLSession(configuration: configuration)
     }
 
@@ -107,9 +113,9 @@ public final class OriginServer: Sendable {
         stop()
     }
 
-    /// Reads stdout until a `LISTENING <port>` line, bounded by `timeout` seconds.
-    private static func readPort(from handle: FileHandle, timeout: TimeInterval) -> Int? {
-        let found = Mutex<Int?>(nil)
+    /// Reads stdout until a `LISTENING <port> [TLS <port>]` line, bounded by `timeout` seconds.
+    private static func readPort(from handle: FileHandle, timeout: TimeInterval) -> (plain: Int, tls: Int?)? {
+        let found = Mutex<(plain: Int, tls: Int?)?>(nil)
         let done = DispatchSemaphore(value: 0)
         let reader = Thread {
             var buffer = Data()
@@ -119,7 +125,11 @@ public final class OriginServer: Sendable {
                 buffer.append(chunk)
                 if let text = String(data: buffer, encoding: .utf8), let line = text.split(separator: "\n").first,
                    line.hasPrefix("LISTENING "), text.contains("\n") {
-                    found.withLock { $0 = Int(line.dropFirst("LISTENING ".count)) }
+                    let words = line.split(separator: " ")
+                    if words.count >= 2, let plain = Int(words[1]) {
+                        let tls = words.count >= 4 && words[2] == "TLS" ? Int(words[3]) : nil
+                        found.withLock { $0 = (plain, tls) }
+                    }
                     break
                 }
             }
@@ -133,6 +143,11 @@ public final class OriginServer: Sendable {
     /// Stops the origin by closing its standard input (idempotent); waits briefly for it to exit.
     public func stop() {
         child.stop()
+    }
+
+    /// The absolute `https://` URL of `path` on this origin's TLS port (nil when started without TLS).
+    public func tlsURL(_ path: String) -> URL? {
+        tlsBaseURL.flatMap { URL(string: $0.absoluteString + path) }
     }
 
     /// The absolute URL of `path` (e.g. `"/a"`) on this origin.

@@ -57,6 +57,8 @@ public struct CachedResponse: Sendable {
     /// The 1xx interim responses (e.g. 103 Early Hints) the origin sent before this response, in order; empty for
     /// a response served from the cache (interim responses are never stored, RFC 9111 §3) and on URLSession.
     public var interimResponses: [InterimResponse] = []
+    /// The redirects followed to reach this response, first hop first; empty when none was followed.
+    public var redirects: [RedirectHop] = []
     /// How the cache handled the request (RFC 9211 `Cache-Status`): hit, or why it was forwarded, the origin's
     /// status, the remaining freshness, whether it was stored. Not part of ``headers``; `dlcache driver` and
     /// `dlcache get -v` show it as a `Cache-Status` field.
@@ -101,5 +103,25 @@ public struct CachedResponse: Sendable {
                 data.append(chunk)
             }
         }
+    }
+}
+
+/// One redirect followed on the way to a response: the 3xx answer of one URL and where it pointed.
+public struct RedirectHop: Sendable, Hashable {
+    /// The URL that answered with the redirect.
+    public var url: URL
+    /// The 3xx status code.
+    public var status: Int
+    /// The absolute URL the `Location` field pointed to (resolved against ``url``), the next hop.
+    public var location: URL
+    /// Where the 3xx answer came from (a stored redirect is a cache hit like any response).
+    public var source: ResponseSource
+
+    /// Creates a hop value.
+    public init(url: URL, status: Int, location: URL, source: ResponseSource) {
+        self.url = url
+        self.status = status
+        self.location = location
+        self.source = source
     }
 }

@@ -43,6 +43,8 @@ public final class CurlTransport: HTTPTransport, Sendable {
     /// ``TransportResponse/inMemoryBody`` and the body file stays empty; larger or unannounced bodies stream
     /// to the file.
     public let smallBodyLimit: Int64
+    /// The certificates trusted for `https://` origins (default ``TLSTrust/system``).
+    public let trust: TLSTrust
     private let loop: CurlEventLoop?
 
     /// Creates a transport with its own libcurl multi handle and event-loop thread.
@@ -54,9 +56,12 @@ public final class CurlTransport: HTTPTransport, Sendable {
     ///   - userAgent: the User-Agent for requests that set none (default ``defaultUserAgent``; `nil`: none).
     ///   - smallBodyLimit: bytes; bodies announced up to this size are handed over in memory (default 1 MiB;
     ///     0 or less: every body goes to the file).
+    ///   - trust: the certificates trusted for `https://` (default: the system's, verified).
     public init(maxConnectionsPerHost: Int = 6, connectTimeout: TimeInterval = 10, idleTimeout: TimeInterval = 60,
-                userAgent: String? = CurlTransport.defaultUserAgent, smallBodyLimit: Int64 = 1 << 20) {
+                userAgent: String? = CurlTransport.defaultUserAgent, smallBodyLimit: Int64 = 1 << 20,
+                trust: TLSTrust = .system) {
         self.smallBodyLimit = smallBodyLimit
+        self.trust = trust
         self.connectTimeout = connectTimeout
         self.idleTimeout = idleTimeout
         self.userAgent = userAgent
@@ -153,6 +158,12 @@ extension CurlTransport {
         if request.followRedirects {
             check(dlc_easy_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 1), "FOLLOWLOCATION")
             check(dlc_easy_setopt_long(easy, CURLOPT_MAXREDIRS, 20), "MAXREDIRS")
+        }
+        if let file = trust.caFile { check(dlc_easy_setopt_string(easy, CURLOPT_CAINFO, file), "CAINFO") }
+        if let directory = trust.caDirectory { check(dlc_easy_setopt_string(easy, CURLOPT_CAPATH, directory), "CAPATH") }
+        if !trust.verifiesPeer {
+            check(dlc_easy_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 0), "SSL_VERIFYPEER")
+            check(dlc_easy_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, 0), "SSL_VERIFYHOST")
         }
         configureMethod(transfer, check: check)
         transfer.headerList = Self.headerList(for: request)

@@ -32,6 +32,10 @@ extension DownloadCache {
         /// The transport; `nil` = `CurlTransport` on Linux (libcurl), `URLSessionTransport` elsewhere, with
         /// `maxConcurrentDownloads` connections per host.
         public var transport: (any HTTPTransport)?
+        /// The certificates the default transport trusts for `https://` origins (a private CA bundle, or no
+        /// verification); default ``TLSTrust/system``. Ignored when ``transport`` is set: give the trust to
+        /// that transport instead.
+        public var tlsTrust: TLSTrust = .system
         /// The clock used for request/response times, ages and expiries (tests inject a fixed one).
         public var now: @Sendable () -> Date = { Date() }
         /// Serve a stale stored response, marked ``ResponseSource/stale``, when the origin cannot be reached

@@ -90,9 +90,9 @@ public final class DownloadCache: Sendable {
     static func defaultTransport(_ configuration: Configuration) -> any HTTPTransport {
         let connections = max(1, configuration.maxConcurrentDownloads)
         #if canImport(CCurl)
-        return CurlTransport(maxConnectionsPerHost: connections)
+        return CurlTransport(maxConnectionsPerHost: connections, trust: configuration.tlsTrust)
         #else
-        return URLSessionTransport(maxConnectionsPerHost: connections)
+        return URLSessionTransport(maxConnectionsPerHost: connections, trust: configuration.tlsTrust)
         #endif
     }
 
@@ -214,6 +214,8 @@ public final class DownloadCache: Sendable {
         current.headers = MessageFraming.sentHeaders(request.headers)
         var hopOptions = options
         var hops = 0
+        var followed: [RedirectHop] = []
+        let limit = max(0, options.maxRedirects ?? configuration.maxRedirects)
         while true {
             let result: CachedResponse
             do {
@@ -228,12 +230,15 @@ public final class DownloadCache: Sendable {
                   let location = result.headers.first("Location"),
                   let next = URL(string: location, relativeTo: current.url)?.absoluteURL,
                   let scheme = next.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
-                return result
+                var answer = result
+                answer.redirects = followed
+                return answer
             }
             hops += 1
-            if hops > configuration.maxRedirects {
-                throw DownloadError(.tooManyRedirects, "more than \(configuration.maxRedirects) redirects from \(request.url.absoluteString)")
+            if hops > limit {
+                throw DownloadError(.tooManyRedirects, "more than \(limit) redirects from \(request.url.absoluteString)")
             }
+            followed.append(RedirectHop(url: current.url, status: result.status, location: next, source: result.source))
             current = Self.redirected(current, to: next, status: result.status, options: &hopOptions)
         }
     }

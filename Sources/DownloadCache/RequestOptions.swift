@@ -44,6 +44,8 @@ public struct RequestOptions: Sendable {
     public var stallRule: StallRule?
     /// Follow 3xx redirects (each hop cached under its own key); `false` returns the 3xx as is.
     public var followRedirects: Bool
+    /// Redirect hops followed before failing with `.tooManyRedirects`; `nil` = `Configuration.maxRedirects`.
+    public var maxRedirects: Int?
     /// The request content for unsafe methods (POST, PUT ...); `nil` sends none.
     public var body: Data?
     /// Called with the bytes received / expected of this request's download (only for the caller that

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Security)
+import Security
+#endif
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -36,6 +39,10 @@ public final class URLSessionTransport: HTTPTransport, Sendable {
     /// Bytes: GET/HEAD bodies announced up to this size are returned in memory; larger or unannounced ones are
     /// written to the body file as they arrive (same single request).
     public let smallBodyLimit: Int64
+    /// The certificates trusted for `https://` origins. On Apple platforms the server-trust challenge is
+    /// answered with it; FoundationNetworking delivers no such challenge, so off Apple platforms an `https://`
+    /// request with anything but ``TLSTrust/system`` fails with `.tlsFailed` (use ``CurlTransport`` there).
+    public let trust: TLSTrust
 
     /// Creates a transport with its own session.
     /// - Parameters:
@@ -43,8 +50,11 @@ public final class URLSessionTransport: HTTPTransport, Sendable {
     ///   - maxConnectionsPerHost: parallel connections per host (default 6).
     ///   - smallBodyLimit: bytes; GET/HEAD bodies announced up to this size are returned in memory, larger or
     ///     unannounced ones are written to the body file by the same data task (default 1 MiB).
-    public init(timeout: TimeInterval = 60, maxConnectionsPerHost: Int = 6, smallBodyLimit: Int64 = 1 << 20) {
+    ///   - trust: the certificates trusted for `https://` (default: the system's, verified).
+    public init(timeout: TimeInterval = 60, maxConnectionsPerHost: Int = 6, smallBodyLimit: Int64 = 1 << 20,
+                trust: TLSTrust = .system) {
         self.smallBodyLimit = smallBodyLimit
+        self.trust = trust
         let configuration = URLSessionConfiguration.ephemeral
         configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
@@ -52,7 +62,7 @@ public final class URLSessionTransport: HTTPTransport, Sendable {
         configuration.timeoutIntervalForRequest = timeout
         configuration.httpCookieStorage = nil
         configuration.httpShouldSetCookies = false
-        let delegate = URLSessionTransportDelegate()
+        let delegate = URLSessionTransportDelegate(trust: trust)
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1
         self.delegate = delegate
@@ -73,6 +83,10 @@ public final class URLSessionTransport: HTTPTransport, Sendable {
         if let host = request.url.host, host.contains(":") {
             throw TransportError.other("IPv6 literal host \(host): FoundationNetworking's URLSession cannot connect to "
                                        + "it (swift-corelibs-foundation #5496); use CurlTransport")
+        }
+        if !trust.isSystemDefault, request.url.scheme?.lowercased() == "https" {
+            throw TransportError.tlsFailed("FoundationNetworking's URLSession cannot use a trust setting other than "
+                                           + "the system's; use CurlTransport", certificate: true)
         }
         #endif
         if let problem = MessageFraming.requestProblem(method: request.method, url: request.url, headers: request.headers) {
@@ -141,6 +155,43 @@ extension DataExchange: TaskLifecycleExchange {}
 /// chunks, completion). Completion-handler download tasks only use its redirect callback.
 final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Sendable {
     private let exchanges = Mutex<[Int: any RoutedExchange]>([:])
+    /// The certificates trusted for `https://`; consulted by the server-trust challenge on Apple platforms.
+    let trust: TLSTrust
+
+    init(trust: TLSTrust = .system) {
+        self.trust = trust
+        super.init()
+    }
+
+    #if canImport(Darwin) && canImport(Security)
+    /// The server-trust challenge: the system's evaluation for ``TLSTrust/system``; any certificate when
+    /// `verifiesPeer` is false; else the chain evaluated against the CA file's (and directory's) certificates
+    /// as the only anchors, with the host name checked by the default SSL policy. A chain those anchors do
+    /// not accept goes to the system's evaluation, so a refusal surfaces as the system's certificate error
+    /// (`.tlsFailed`, certificate) rather than as a cancelled task; unlike libcurl's CAINFO, a certificate
+    /// the system trusts is then still accepted.
+    func urlSession(_ session: URLSession, didReceive challenge: URLAuthenticationChallenge,
+                    completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void) {
+        guard challenge.protectionSpace.authenticationMethod == NSURLAuthenticationMethodServerTrust,
+              let serverTrust = challenge.protectionSpace.serverTrust, !trust.isSystemDefault else {
+            completionHandler(.performDefaultHandling, nil)
+            return
+        }
+        guard trust.verifiesPeer else {
+            completionHandler(.useCredential, URLCredential(trust: serverTrust))
+            return
+        }
+        let anchors = trust.anchorCertificates().compactMap { SecCertificateCreateWithData(nil, $0 as CFData) }
+        var error: CFError?
+        if !anchors.isEmpty, SecTrustSetAnchorCertificates(serverTrust, anchors as CFArray) == errSecSuccess,
+           SecTrustSetAnchorCertificatesOnly(serverTrust, true) == errSecSuccess,
+           SecTrustEvaluateWithError(serverTrust, &error) {
+            completionHandler(.useCredential, URLCredential(trust: serverTrust))
+        } else {
+            completionHandler(.performDefaultHandling, nil)
+        }
+    }
+    #endif
 
     func register(_ exchange: any RoutedExchange, taskIdentifier: Int) {
         exchanges.withLock { $0[taskIdentifier] = exchange }

@@ -79,9 +79,19 @@ import Testing
       -H, --header <name: value>
                               Add a request header (repeatable).
       -X, --request <method>  Request method (default: GET).
+      -L, --location          Follow redirects (the default; accepted for curl's command lines).
+      --no-follow             Return a 3xx response itself instead of following its Location.
+      --max-redirs <n>        Follow at most this many redirects (default 10; exit 47 beyond).
+      -I, --head              Send HEAD and print the response's header block (a fresh stored GET answers it).
+      -i, --include           Print the response's header block before the body.
+      -D, --dump-header <file>
+                              Write the response's header block to this file ('-' for stdout).
       --max-time <seconds>    Give up on the origin after this many seconds (> 0, at most 1 day).
       --stall-timeout <seconds>
                               Fail as timed out when fewer than 1 KiB arrive in this many seconds (default: 30; 0: never).
+      --cacert <file>         Trust the CA certificates in this PEM file instead of the system's (default: $CURL_CA_BUNDLE, else $SSL_CERT_FILE).
+      --capath <dir>          Trust the CA certificates in this directory (OpenSSL hashed names; default: $SSL_CERT_DIR).
+      -k, --insecure          Do not verify the origin's TLS certificate (warns on stderr).
       -f, --fail              Exit 22 on HTTP status >= 400 and print no body (like curl).
       -v, --verbose           Print a summary line, the decision's reason and any storage warnings on stderr.
       --json                  Print one JSON value on stdout instead of text.

@@ -27,6 +27,10 @@ Defaults for unconfigured paths:
                    Cache-Control: max-age=3600 unless the query string says `?cc=<value>` (URL-encoded)
   anything else    404 with a short body
 Every request to a non-control path is counted, including HEAD and unsafe methods.
+
+`origin.py --tls DIR` also serves the same paths over HTTPS on a second port: it makes a test CA
+(DIR/ca.pem, and DIR/hashed/<subject hash>.0) and a server certificate for 127.0.0.1 / localhost signed by it with the openssl command, and
+prints `LISTENING <port> TLS <tls-port>`. The control plane stays on the plain port.
 """
 
 import gzip
@@ -352,12 +356,48 @@ def _exit_when_stdin_closes():
     os._exit(0)
 
 
+def _make_certificates(directory):
+    """A CA (ca.pem, ca.key) and a server certificate for 127.0.0.1 and localhost (server.pem, server.key)."""
+    import subprocess
+    def path(name):
+        return os.path.join(directory, name)
+    def run(*args):
+        subprocess.run(["openssl"] + list(args), check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+    run("req", "-x509", *ec, "-keyout", path("ca.key"), "-out", path("ca.pem"), "-days", "2",
+        "-subj", "/CN=dlcache test CA", "-addext", "basicConstraints=critical,CA:TRUE",
+        "-addext", "keyUsage=critical,keyCertSign,cRLSign")
+    run("req", *ec, "-keyout", path("server.key"), "-out", path("server.csr"), "-subj", "/CN=127.0.0.1")
+    with open(path("server.ext"), "w") as ext:
+        ext.write("subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\n"
+                  "extendedKeyUsage=serverAuth\n")
+    run("x509", "-req", "-in", path("server.csr"), "-CA", path("ca.pem"), "-CAkey", path("ca.key"),
+        "-CAcreateserial", "-out", path("server.pem"), "-days", "2", "-extfile", path("server.ext"))
+    # The CA also in OpenSSL's hashed directory layout (DIR/hashed/<subject hash>.0), for CAPATH tests.
+    subject_hash = subprocess.run(["openssl", "x509", "-noout", "-subject_hash", "-in", path("ca.pem")],
+                                  check=True, capture_output=True, text=True).stdout.strip()
+    os.makedirs(path("hashed"), exist_ok=True)
+    with open(path("ca.pem"), "rb") as source, open(os.path.join(path("hashed"), subject_hash + ".0"), "wb") as copy:
+        copy.write(source.read())
+    return path("server.pem"), path("server.key")
+
+
 def main():
     # Descriptors inherited from the launching test process (its sockets) must not stay open here.
     os.closerange(3, os.sysconf("SC_OPEN_MAX"))
     server = Server(("127.0.0.1", 0), Handler)
     threading.Thread(target=_exit_when_stdin_closes, daemon=True).start()
-    print("LISTENING %d" % server.server_address[1], flush=True)
+    announce = "LISTENING %d" % server.server_address[1]
+    if len(sys.argv) == 3 and sys.argv[1] == "--tls":
+        import ssl
+        certificate, key = _make_certificates(sys.argv[2])
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(certificate, key)
+        tls_server = Server(("127.0.0.1", 0), Handler)
+        tls_server.socket = context.wrap_socket(tls_server.socket, server_side=True)
+        threading.Thread(target=tls_server.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True).start()
+        announce += " TLS %d" % tls_server.server_address[1]
+    print(announce, flush=True)
     server.serve_forever(poll_interval=0.2)
 
 
