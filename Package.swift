@@ -45,7 +45,7 @@ let package = Package(
         // Codable model-object cache (the seeds' AppCache).
         .target(name: "ModelCache", dependencies: ["CacheStore"]),
         // The command-line tool's logic, a library so tests can drive it.
-        .target(name: "CacheCLI", dependencies: ["DownloadCache", "HTTPCacheSemantics", "CacheStore", "CacheSystem"]),
+        .target(name: "CacheCLI", dependencies: ["DownloadCache", "HTTPCacheSemantics", "CacheStore", "CacheSystem", "CZlib"]),
         .executableTarget(name: "dlcache", dependencies: ["CacheCLI"]),
         // Fakes for tests: fixed clock, scripted transport, loopback origin launcher.
         .target(name: "CacheTestSupport", dependencies: ["DownloadCache", "HTTPCacheSemantics", "CacheStore"]),

@@ -7,15 +7,29 @@ public enum RemoveCommand: Command {
     public static let name = "rm"
     /// One line for help.
     public static let abstract = "Remove a URL's stored responses."
-    /// The URL.
-    public static var arguments: [ArgumentSpec] { [ArgumentSpec("url", help: "The URL to remove.")] }
+    /// The URL (or `--prefix`).
+    public static var arguments: [ArgumentSpec] {
+        [ArgumentSpec("url", help: "The URL to remove (or give --prefix).", optional: true)]
+    }
     /// Options.
-    public static var options: [OptionSpec] { CommonOptions.location + [CommonOptions.json] }
+    public static var options: [OptionSpec] {
+        CommonOptions.location + [
+            OptionSpec("prefix", .value("url"), help: "Remove every stored URL that starts with this text (e.g. http://host/docs/)."),
+            OptionSpec("dry-run", help: "With --prefix: list what would be removed, remove nothing."),
+            CommonOptions.json,
+        ]
+    }
 
     /// Removes the entries.
     /// - Throws: ``UsageError`` for a bad URL, ``CommandFailure`` when nothing is stored or the store fails.
     public static func run(_ parsed: ParsedArguments, context: CommandContext) async throws -> Int32 {
-        let url = try CacheOpener.url(parsed.positionals[0])
+        if let prefix = parsed.value("prefix") {
+            guard parsed.positionals.isEmpty else { throw UsageError("give either <url> or '--prefix', not both") }
+            return try removePrefix(prefix, parsed: parsed, context: context)
+        }
+        guard let given = parsed.positionals.first else { throw UsageError("missing <url> (or '--prefix <url>')") }
+        if parsed.flag("dry-run") { throw UsageError("'--dry-run' needs '--prefix <url>'") }
+        let url = try CacheOpener.url(given)
         let cache = try CacheOpener.open(parsed, context: context)
         let removed: Int
         do { removed = try cache.removeEntries(for: url) } catch {
@@ -26,6 +40,38 @@ public enum RemoveCommand: Command {
             context.console.out(try JSONOutput.line(["url": url.absoluteString, "removed": removed] as [String: Any]))
         } else {
             context.console.out("removed \(removed) \(removed == 1 ? "entry" : "entries") for \(url.absoluteString)")
+        }
+        return 0
+    }
+
+    /// `rm --prefix`: removes (or with `--dry-run` lists) every stored URL starting with `prefix`, in URL order.
+    /// - Throws: ``UsageError`` for an empty prefix, ``CommandFailure`` when nothing matches or the store fails.
+    static func removePrefix(_ prefix: String, parsed: ParsedArguments, context: CommandContext) throws -> Int32 {
+        guard !prefix.isEmpty else { throw UsageError("invalid value '' for '--prefix': expected the start of a URL") }
+        let cache = try CacheOpener.open(parsed, context: context)
+        let urls = Set(cache.entryDescriptions().map(\.url).filter { $0.hasPrefix(prefix) }).sorted()
+        guard !urls.isEmpty else { throw CommandFailure("not cached: nothing stored under \(prefix)", kind: .notCached) }
+        let dryRun = parsed.flag("dry-run")
+        var removed: [(url: String, entries: Int)] = []
+        for text in urls {
+            guard let url = URL(string: text) else { continue }
+            if dryRun {
+                removed.append((text, cache.entryDescriptions(for: url).count))
+                continue
+            }
+            do { removed.append((text, try cache.removeEntries(for: url))) } catch {
+                throw CommandFailure("storage error: cannot remove \(text): \(ErrorText.describe(error))")
+            }
+        }
+        let total = removed.reduce(0) { $0 + $1.entries }
+        if parsed.flag("json") {
+            let object: [String: Any] = ["prefix": prefix, "dryRun": dryRun, "removed": total,
+                                         "urls": removed.map { ["url": $0.url, "entries": $0.entries] as [String: Any] }]
+            context.console.out(try JSONOutput.line(object))
+        } else {
+            for item in removed { context.console.out("\(dryRun ? "would remove" : "removed") \(TerminalText.escaped(item.url))") }
+            context.console.out("\(dryRun ? "would remove" : "removed") \(total) \(total == 1 ? "entry" : "entries") "
+                + "(\(removed.count) \(removed.count == 1 ? "URL" : "URLs")) under \(TerminalText.escaped(prefix))")
         }
         return 0
     }

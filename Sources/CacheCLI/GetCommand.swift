@@ -50,6 +50,7 @@ public enum GetCommand: Command {
             OptionSpec("location", short: "L", help: "Follow redirects (the default; accepted for curl's command lines)."),
             OptionSpec("no-follow", help: "Return a 3xx response itself instead of following its Location."),
             OptionSpec("max-redirs", .value("n"), help: "Follow at most this many redirects (default 10; exit 47 beyond)."),
+            OptionSpec("compressed", help: "Ask for gzip/deflate and decode it on output; the cache keeps it as received."),
             OptionSpec("head", short: "I", help: "Send HEAD and print the response's header block (a fresh stored GET answers it)."),
             OptionSpec("include", short: "i", help: "Print the response's header block before the body."),
             OptionSpec("dump-header", short: "D", .value("file"), help: "Write the response's header block to this file ('-' for stdout)."),
@@ -109,6 +110,9 @@ public enum GetCommand: Command {
         }
         // Framing fields (Content-Length, Transfer-Encoding, Connection, Expect ...), a Host naming another
         // authority and control characters belong to the transport: refused here as a usage error.
+        if parsed.flag("compressed"), !headers.contains("Accept-Encoding") {
+            headers.add("Accept-Encoding", ContentDecoder.acceptEncoding)
+        }
         if let problem = MessageFraming.requestProblem(method: method, url: url, headers: headers) {
             throw UsageError("invalid value for '-H': \(problem)")
         }
@@ -181,13 +185,13 @@ public enum GetCommand: Command {
                 let sink = try BodySink(file: output)
                 defer { sink.close() }
                 if include { try sink.write(Data(HeaderBlock.text(response, forTerminal: false).utf8)) }
-                if !headOnly { try write(response, to: sink) }
+                if !headOnly { try write(response, to: sink, decoding: parsed.flag("compressed")) }
             } else if bodyToStdout || !parsed.flag("json") {
                 let sink = BodySink(console: context.console)
                 if include {
                     try sink.write(Data(HeaderBlock.text(response, forTerminal: context.console.stdoutIsTerminal).utf8))
                 }
-                if !headOnly { try write(response, to: sink) }
+                if !headOnly { try write(response, to: sink, decoding: parsed.flag("compressed")) }
             }
         }
         if failed {
@@ -213,14 +217,26 @@ public enum GetCommand: Command {
         return " (a stale copy is stored: --fallback-to-cache serves it)"
     }
 
-    /// Streams the body (in memory or a file) to `sink`.
-    static func write(_ response: CachedResponse, to sink: BodySink) throws(CommandFailure) {
+    /// Streams the body (in memory or a file) to `sink`; with `decoding`, a gzip or deflate `Content-Encoding`
+    /// is undone on the way (``ContentDecoder``), any other coding is written as received.
+    static func write(_ response: CachedResponse, to sink: BodySink, decoding: Bool = false) throws(CommandFailure) {
+        guard decoding, let decoder = ContentDecoder(contentEncoding: response.headers.first("Content-Encoding")) else {
+            switch response.body {
+            case .data(let data):
+                try sink.write(data)
+                try sink.finish()
+            case .file(let url):
+                try sink.copy(from: url)
+            }
+            return
+        }
         switch response.body {
         case .data(let data):
-            try sink.write(data)
+            try sink.write(try decoder.decode(data))
             try sink.finish()
         case .file(let url):
-            try sink.copy(from: url)
+            try sink.copy(from: url) { (chunk: Data) throws(CommandFailure) in try decoder.decode(chunk) }
         }
+        try decoder.finish()
     }
 }

@@ -11,7 +11,13 @@ public enum InfoCommand: Command {
     /// The URL.
     public static var arguments: [ArgumentSpec] { [ArgumentSpec("url", help: "The URL to explain.")] }
     /// Options.
-    public static var options: [OptionSpec] { CommonOptions.location + [CommonOptions.json] }
+    public static var options: [OptionSpec] {
+        CommonOptions.location + [
+            OptionSpec("header", short: "H", .repeated("name: value"),
+                       help: "Show only the variant a GET with these request headers would get (Vary, RFC 9111 4.1)."),
+            CommonOptions.json,
+        ]
+    }
 
     /// The `--json` object of one stored variant.
     static func json(_ e: CacheEntryDescription) -> [String: Any] {
@@ -69,9 +75,25 @@ public enum InfoCommand: Command {
     public static func run(_ parsed: ParsedArguments, context: CommandContext) async throws -> Int32 {
         let url = try CacheOpener.url(parsed.positionals[0])
         let cache = try CacheOpener.open(parsed, context: context)
-        let entries = cache.entryDescriptions(for: url)
+        var entries = cache.entryDescriptions(for: url)
         guard !entries.isEmpty else {
-            throw CommandFailure("not cached: nothing stored for \(url.absoluteString)")
+            throw CommandFailure("not cached: nothing stored for \(url.absoluteString)", kind: .notCached, url: url)
+        }
+        if !parsed.all("header").isEmpty {
+            var headers = HTTPHeaders()
+            for line in parsed.all("header") {
+                guard let colon = line.firstIndex(of: ":"), colon != line.startIndex,
+                      !line[..<colon].contains(where: { $0 == " " || $0 == "\t" }) else {
+                    throw UsageError("invalid value '\(line)' for '-H': expected 'Name: value'")
+                }
+                headers.add(String(line[..<colon]), HTTPHeaders.trimOWS(String(line[line.index(after: colon)...])))
+            }
+            let request = CacheRequest(method: "GET", url: url, headers: headers)
+            entries = entries.filter { $0.method == "GET" && RFC9111.matches(stored: $0.stored, request: request) }
+            guard !entries.isEmpty else {
+                throw CommandFailure("not cached: no stored variant of \(url.absoluteString) matches those request headers",
+                                     kind: .notCached, url: url)
+            }
         }
         if parsed.flag("json") {
             context.console.out(try JSONOutput.line(entries.map(json)))

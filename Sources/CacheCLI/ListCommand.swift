@@ -28,11 +28,14 @@ public enum ListCommand: Command {
         ]
     }
 
-    /// Prints the entries, most recently used first.
+    /// Prints the entries sorted by URL, then variant (secondary key), then method, so identical runs print
+    /// identical lists.
     /// - Throws: ``UsageError`` for a bad location, ``CommandFailure`` when the store cannot open.
     public static func run(_ parsed: ParsedArguments, context: CommandContext) async throws -> Int32 {
         let cache = try CacheOpener.open(parsed, context: context)
-        let entries = cache.entryDescriptions()
+        let entries = cache.entryDescriptions().sorted {
+            ($0.url, $0.key.variant, $0.method) < ($1.url, $1.key.variant, $1.method)
+        }
         if parsed.flag("json") {
             context.console.out(try JSONOutput.line(entries.map(json)))
             return 0

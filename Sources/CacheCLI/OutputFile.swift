@@ -82,9 +82,11 @@ final class BodySink: Sendable {
         try finish()
     }
 
-    /// Copies the file at `source` in 256 KiB chunks, so a large body never sits in memory.
-    /// - Throws: ``CommandFailure`` when the source cannot be read or the target written.
-    func copy(from source: URL) throws(CommandFailure) {
+    /// Copies the file at `source` in 256 KiB chunks, so a large body never sits in memory; each chunk goes
+    /// through `transform` first (identity by default).
+    /// - Throws: ``CommandFailure`` when the source cannot be read, the target written, or `transform` fails.
+    func copy(from source: URL,
+              transform: (Data) throws(CommandFailure) -> Data = { $0 }) throws(CommandFailure) {
         let handle: FileHandle
         do { handle = try FileHandle(forReadingFrom: source) } catch {
             throw CommandFailure("storage error: cannot read cached body '\(source.path)': \(ErrorText.describe(error))")
@@ -96,7 +98,7 @@ final class BodySink: Sendable {
                 throw CommandFailure("storage error: cannot read cached body '\(source.path)': \(ErrorText.describe(error))")
             }
             if chunk.isEmpty { break }
-            try write(chunk)
+            try write(try transform(chunk))
         }
         try finish()
     }

@@ -11,9 +11,11 @@ public enum PrefetchCommand: Command {
     public static var discussion: String? {
         """
         Reads URLs one per line from FILE, or from stdin when FILE is '-' or missing; blank lines and lines \
-        starting with '#' are skipped; LF and CRLF line ends both work and a leading UTF-8 byte-order mark is \
-        ignored. Draws a live progress bar on a terminal (count, bytes received so far, \
-        rate, ETA), plain lines otherwise, and a summary at the end. Exits 1 if any URL failed.
+        starting with '#' (comments) are skipped; LF and CRLF line ends both work and a leading UTF-8 \
+        byte-order mark is ignored. A line that is not an http(s) URL is reported on stderr with its line \
+        number and reason and skipped; the others are still fetched. Draws a live progress bar on a terminal \
+        (count, bytes received so far, rate, ETA), plain lines otherwise, and a summary at the end. Exits 1 if \
+        any URL failed or any line was invalid.
         """
     }
     /// The list file.
@@ -31,10 +33,17 @@ public enum PrefetchCommand: Command {
         ]
     }
 
+    /// A parsed URL list: the valid URLs in order, and each invalid line's 1-based number and reason.
+    struct URLList: Sendable {
+        /// The valid URLs, in list order.
+        var urls: [URL]
+        /// The invalid lines: 1-based line number and the reason in words.
+        var invalid: [(line: Int, reason: String)]
+    }
+
     /// Reads and validates the URL list.
-    /// - Throws: ``UsageError`` naming the bad line, ``CommandFailure`` when the file cannot be read (missing,
-    ///   a directory, no permission).
-    static func readURLs(_ parsed: ParsedArguments, context: CommandContext) throws -> [URL] {
+    /// - Throws: ``CommandFailure`` when the file cannot be read (missing, a directory, no permission).
+    static func readURLs(_ parsed: ParsedArguments, context: CommandContext) throws -> URLList {
         let source = parsed.positionals.first ?? "-"
         let data: Data
         if source == "-" {
@@ -49,7 +58,7 @@ public enum PrefetchCommand: Command {
                 throw CommandFailure("cannot read URL list '\(source)': \(ErrorText.describe(error))")
             }
         }
-        return try parseURLList(String(decoding: data, as: UTF8.self))
+        return parseURLList(String(decoding: data, as: UTF8.self))
     }
 
     /// Parses a URL list: one URL per line, lines ending in LF or CRLF (or a lone CR); a leading UTF-8 byte-order
@@ -57,17 +66,21 @@ public enum PrefetchCommand: Command {
     ///
     /// Lines are split with `Character.isNewline`, which also matches the single grapheme `"\r\n"`
     /// (`split(separator: "\n")` never splits a CRLF file, because Swift treats `"\r\n"` as one Character).
-    /// - Throws: ``UsageError`` naming the first bad line by its 1-based number.
-    static func parseURLList(_ text: String) throws(UsageError) -> [URL] {
+    /// A line that is not an http(s) URL is kept in ``URLList/invalid`` with its 1-based number and reason.
+    static func parseURLList(_ text: String) -> URLList {
         var body = Substring(text)
         if body.unicodeScalars.first == "\u{FEFF}" { body = Substring(body.unicodeScalars.dropFirst()) }
-        var urls: [URL] = []
+        var list = URLList(urls: [], invalid: [])
         for (number, raw) in body.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
             let line = raw.trimmingCharacters(in: .whitespacesAndNewlines)
             if line.isEmpty || line.hasPrefix("#") { continue }
-            urls.append(try CacheOpener.url(line, what: "URL on line \(number + 1)"))
+            do {
+                list.urls.append(try CacheOpener.url(line, what: "URL on line \(number + 1)"))
+            } catch {
+                list.invalid.append((number + 1, error.message))
+            }
         }
-        return urls
+        return list
     }
 
     /// Downloads the URLs and prints the summary (text or JSON).
@@ -75,7 +88,11 @@ public enum PrefetchCommand: Command {
     public static func run(_ parsed: ParsedArguments, context: CommandContext) async throws -> Int32 {
         let concurrency = try parsed.integer("concurrency", in: 1...1000)
         let limits = try FetchLimits.parse(parsed)
-        let urls = try readURLs(parsed, context: context)
+        let list = try readURLs(parsed, context: context)
+        let urls = list.urls
+        for bad in list.invalid {
+            context.console.err("skipped line \(bad.line): \(TerminalText.escaped(bad.reason))")
+        }
         let cache = try CacheOpener.open(parsed, context: context, create: true, sharedTier: true)
         let environment = context.environment
         let start = environment.now()
@@ -96,6 +113,7 @@ public enum PrefetchCommand: Command {
                 "seconds": (seconds * 1000).rounded() / 1000,
                 "pinned": parsed.flag("pin"),
                 "failures": failures.map { ["url": $0.url, "error": $0.error] },
+                "invalidLines": list.invalid.map { ["line": $0.line, "reason": $0.reason] as [String: Any] },
             ]
             context.console.out(try JSONOutput.line(object))
         } else {
@@ -105,8 +123,9 @@ public enum PrefetchCommand: Command {
             context.console.out("prefetched \(report.succeeded.count)/\(urls.count) URLs, "
                 + "\(Formatting.bytes(report.bytes)) in \(String(format: "%.2f", seconds))s "
                 + "(\(report.fromNetwork) from network, \(report.fromCache) from cache), \(failures.count) failed"
-                + (parsed.flag("pin") ? ", pinned" : ""))
+                + (parsed.flag("pin") ? ", pinned" : "")
+                + (list.invalid.isEmpty ? "" : ", \(list.invalid.count) invalid \(list.invalid.count == 1 ? "line" : "lines") skipped"))
         }
-        return failures.isEmpty ? 0 : 1
+        return failures.isEmpty && list.invalid.isEmpty ? 0 : 1
     }
 }

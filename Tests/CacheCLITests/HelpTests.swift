@@ -82,6 +82,7 @@ import Testing
       -L, --location          Follow redirects (the default; accepted for curl's command lines).
       --no-follow             Return a 3xx response itself instead of following its Location.
       --max-redirs <n>        Follow at most this many redirects (default 10; exit 47 beyond).
+      --compressed            Ask for gzip/deflate and decode it on output; the cache keeps it as received.
       -I, --head              Send HEAD and print the response's header block (a fresh stored GET answers it).
       -i, --include           Print the response's header block before the body.
       -D, --dump-header <file>

@@ -93,12 +93,23 @@ import CacheTestSupport
         _ = good
     }
 
-    @Test func badURLLineIsAUsageError() async throws {
+    @Test func badURLLinesAreReportedSkippedAndTheRestFetched() async throws {
+        let origin = try OriginServer()
+        defer { origin.stop() }
         let cli = try CLIHarness()
         defer { cli.cleanUp() }
-        let run = await cli.run(["prefetch"], stdin: "http://127.0.0.1:1/a\nnot a url\n")
-        #expect(run.code == 64)
-        #expect(run.err == "Error: invalid URL on line 2 'not a url': expected an absolute http:// or https:// URL (see 'dlcache prefetch --help')\n")
+        let good = origin.url("/size/10").absoluteString
+        let run = await cli.run(["prefetch"], stdin: "# a comment\nnot a url\n\(good)\nftp://x/\n")
+        #expect(run.code == 1)
+        #expect(run.err.contains("skipped line 2: invalid URL on line 2 'not a url': expected an absolute http:// or https:// URL\n"), "\(run.err)")
+        #expect(run.err.contains("skipped line 4: invalid URL on line 4 'ftp://x/'"), "\(run.err)")
+        #expect(run.out.hasPrefix("prefetched 1/1 URLs"))
+        #expect(run.out.contains(", 2 invalid lines skipped"))
+        #expect(try await origin.hits("/size/10").total == 1)
+        let json = await cli.run(["prefetch", "--json"], stdin: "nope\n\(good)\n")
+        #expect(json.code == 1)
+        let invalid = try #require(try json.object()["invalidLines"] as? [[String: Any]])
+        #expect(invalid.count == 1 && invalid.first?["line"] as? Int == 1)
     }
 
     @Test func missingListFileIsAFailure() async throws {
