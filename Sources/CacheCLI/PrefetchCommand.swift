@@ -27,7 +27,7 @@ public enum PrefetchCommand: Command {
         CommonOptions.location + [SharedTierOption.spec] + [
             OptionSpec("concurrency", .value("n"), help: "Downloads at the same time (default: 6)."),
             OptionSpec("pin", help: "Pin every entry so limits never evict it."),
-        ] + FetchLimits.options + [
+        ] + FetchLimits.options + TLSOptions.trustRootOptions + [
             OptionSpec("verbose", short: "v", help: "Also print storage warnings (responses that could not be stored) on stderr."),
             CommonOptions.json,
         ]
@@ -93,7 +93,10 @@ public enum PrefetchCommand: Command {
         for bad in list.invalid {
             context.console.err("skipped line \(bad.line): \(TerminalText.escaped(bad.reason))")
         }
-        let cache = try CacheOpener.open(parsed, context: context, create: true, sharedTier: true)
+        let trust = try TLSOptions.trust(parsed, context: context)
+        let cache = try CacheOpener.open(parsed, context: context, create: true, sharedTier: true) { configuration in
+            configuration.tlsTrust = trust
+        }
         let environment = context.environment
         let start = environment.now()
         let reporter = ProgressReporter(console: context.console, start: start, now: environment.now)

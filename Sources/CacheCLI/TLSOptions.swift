@@ -5,13 +5,19 @@ import DownloadCache
 /// the fetching commands trust for `https://` origins.
 enum TLSOptions {
     /// The options, in help order.
-    static var options: [OptionSpec] {
+    static var options: [OptionSpec] { trustRootOptions + [insecure] }
+
+    /// `-k/--insecure`.
+    static let insecure = OptionSpec("insecure", short: "k", help: "Do not verify the origin's TLS certificate (warns on stderr; nothing is stored).")
+
+    /// `--cacert` and `--capath` without `-k` (for `prefetch`, whose whole point is storing: an unverified
+    /// response must not be stored).
+    static var trustRootOptions: [OptionSpec] {
         [
             OptionSpec("cacert", .value("file"),
                        help: "Trust the CA certificates in this PEM file instead of the system's (default: $CURL_CA_BUNDLE, else $SSL_CERT_FILE)."),
             OptionSpec("capath", .value("dir"),
                        help: "Trust the CA certificates in this directory (OpenSSL hashed names; default: $SSL_CERT_DIR)."),
-            OptionSpec("insecure", short: "k", help: "Do not verify the origin's TLS certificate (warns on stderr)."),
         ]
     }
 

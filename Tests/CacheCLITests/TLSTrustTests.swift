@@ -109,6 +109,20 @@ import DownloadCache
         #expect(run.out == "dir")
     }
 
+    @Test func prefetchTrustsTheCAFileAndHasNoInsecureOption() async throws {
+        let tls = try TLSOrigin()
+        defer { tls.stop() }
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let url = try tls.url("/size/10")
+        let refused = await cli.run(["prefetch"], stdin: url + "\n")
+        #expect(refused.code == 1)
+        #expect(refused.err.contains("certificate"), "\(refused.err)")
+        let trusted = await cli.run(["prefetch", "--cacert", tls.caFile], stdin: url + "\n")
+        #expect(trusted.code == 0, "\(trusted.err)")
+        #expect(await cli.run(["prefetch", "-k"], stdin: url + "\n").code == 64)
+    }
+
     @Test func pemBlocksDecodeToDERCertificates() throws {
         let tls = try TLSOrigin()
         defer { tls.stop() }
