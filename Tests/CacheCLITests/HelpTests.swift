@@ -92,7 +92,7 @@ import Testing
                               Fail as timed out when fewer than 1 KiB arrive in this many seconds (default: 30; 0: never).
       --cacert <file>         Trust the CA certificates in this PEM file instead of the system's (default: $CURL_CA_BUNDLE, else $SSL_CERT_FILE).
       --capath <dir>          Trust the CA certificates in this directory (OpenSSL hashed names; default: $SSL_CERT_DIR).
-      -k, --insecure          Do not verify the origin's TLS certificate (warns on stderr).
+      -k, --insecure          Do not verify the origin's TLS certificate (warns on stderr; nothing is stored).
       -f, --fail              Exit 22 on HTTP status >= 400 and print no body (like curl).
       -v, --verbose           Print a summary line, the decision's reason and any storage warnings on stderr.
       --json                  Print one JSON value on stdout instead of text.
