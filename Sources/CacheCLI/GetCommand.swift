@@ -226,7 +226,7 @@ public enum GetCommand: Command {
                 try sink.write(data)
                 try sink.finish()
             case .file(let url):
-                try sink.copy(from: url)
+                if let stored = response.storedBody { try sink.copy(from: stored) } else { try sink.copy(from: url) }
             }
             return
         }
@@ -235,7 +235,12 @@ public enum GetCommand: Command {
             try sink.write(try decoder.decode(data))
             try sink.finish()
         case .file(let url):
-            try sink.copy(from: url) { (chunk: Data) throws(CommandFailure) in try decoder.decode(chunk) }
+            let transform = { (chunk: Data) throws(CommandFailure) in try decoder.decode(chunk) }
+            if let stored = response.storedBody {
+                try sink.copy(from: stored, transform: transform)
+            } else {
+                try sink.copy(from: url, transform: transform)
+            }
         }
         try decoder.finish()
     }

@@ -66,9 +66,11 @@ final class BodySink: Sendable {
     }
 
     /// Copies a stored body held open by the store, in 256 KiB chunks (never whole in memory); the bytes stay
-    /// readable even when the entry is purged or replaced meanwhile.
-    /// - Throws: ``CommandFailure`` when the body cannot be read or the target written.
-    func copy(from body: OpenedBody) throws(CommandFailure) {
+    /// readable even when the entry is purged or replaced meanwhile; each chunk goes through `transform` first
+    /// (identity by default).
+    /// - Throws: ``CommandFailure`` when the body cannot be read, the target written, or `transform` fails.
+    func copy(from body: OpenedBody,
+              transform: (Data) throws(CommandFailure) -> Data = { $0 }) throws(CommandFailure) {
         var offset: Int64 = 0
         while offset < body.size {
             let chunk: Data
@@ -76,7 +78,7 @@ final class BodySink: Sendable {
                 throw CommandFailure("storage error: cannot read cached body '\(body.url.path)': \(ErrorText.describe(error))")
             }
             if chunk.isEmpty { break }
-            try write(chunk)
+            try write(try transform(chunk))
             offset += Int64(chunk.count)
         }
         try finish()

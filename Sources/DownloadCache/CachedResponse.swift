@@ -63,10 +63,11 @@ public struct CachedResponse: Sendable {
     /// status, the remaining freshness, whether it was stored. Not part of ``headers``; `dlcache driver` and
     /// `dlcache get -v` show it as a `Cache-Status` field.
     public var cacheStatus: CacheStatus
-    /// A stored blob file held open for reading (``CacheStore/openVerifiedBody(for:matching:)``), when the
-    /// producer of this value opened one; ``data()`` then reads through it, so an eviction, replacement or purge
-    /// in another process that unlinks the path in ``body`` cannot take the bytes away. The cache's own lookups
-    /// leave it nil for now (see the store report).
+    /// For a body served from a stored blob file: that file, verified and held open
+    /// (``CacheStore/openVerifiedBody(for:matching:)``); nil for in-memory bodies and network responses. Read the
+    /// body through it (``data()`` does): the path in ``body`` may be unlinked at any moment by an eviction, a
+    /// replacement or a purge in another process, the open file stays readable. The descriptor is closed when the
+    /// last copy of this value is released.
     public var storedBody: OpenedBody?
 
     /// The seeds' `isCachedData` / ASI's `didUseCachedResponse`: `true` unless the body came from the network.

@@ -68,6 +68,7 @@ extension DownloadCache {
         let size = candidate.info.bodySize
         let body: ResponseBody
         var blobURL: URL?
+        var opened: OpenedBody?
         if size <= Int64(configuration.inMemoryBodyLimit) {
             guard let entry = store.entry(for: candidate.key) else { return nil }
             body = .data(entry.body)
@@ -76,9 +77,11 @@ extension DownloadCache {
             // The store checks size and crc32 (DESIGN: a body that does not match its index entry is never
             // served; a damaged entry is removed and it is a miss). An entry replaced concurrently since the
             // lookup no longer matches the candidate: a miss, but not damage (nothing is removed).
-            guard let url = store.verifiedBodyFileURL(for: candidate.key, matching: candidate.info) else { return nil }
-            body = .file(url)
-            blobURL = url
+            // Held open, so an eviction, replacement or purge racing the caller's read cannot take the bytes away.
+            guard let file = store.openVerifiedBody(for: candidate.key, matching: candidate.info) else { return nil }
+            body = .file(file.url)
+            blobURL = file.url
+            opened = file
         }
         let (age, fresh) = freshness(of: stored, now: now, options: options)
         if source == .cache || source == .revalidated {
@@ -95,6 +98,7 @@ extension DownloadCache {
                                       body: body, bodySize: size, source: source, age: age, isFresh: fresh,
                                       reason: reason, storedBodyURL: blobURL)
         response.cacheStatus = servedCacheStatus(stored, source: source, age: age, options: options)
+        response.storedBody = opened
         return response
     }
 

@@ -144,6 +144,15 @@ extension DownloadCache {
                         return .success(networkResponse(received, original: original, body: .data(data),
                                                         reason: "\(reason); \(note)", blob: blob, timing: timing, stored: true))
                     }
+                    // Held open at once (the commit remembered it verified: one fstat), so a purge or eviction in
+                    // another process before the caller reads the body cannot take the bytes away.
+                    if let opened = store.openVerifiedBody(for: key) {
+                        var response = networkResponse(received, original: original, body: .file(opened.url),
+                                                       reason: "\(reason); \(note)", blob: opened.url, timing: timing,
+                                                       stored: true)
+                        response.storedBody = opened
+                        return .success(response)
+                    }
                     if let blob {
                         return .success(networkResponse(received, original: original, body: .file(blob),
                                                         reason: "\(reason); \(note)", blob: blob, timing: timing, stored: true))
