@@ -32,7 +32,7 @@ import CacheTestSupport
         let output = directory.appendingPathComponent("out.bin")
         let first = try await UnusableCacheCommandTests.run(["get", url, "-o", output.path], directory: directory)
         #expect(first.status == 0, "\(first.err)")
-        for round in 0..<12 {
+        for round in 0..<6 {
             try Data("previous".utf8).write(to: output)
             async let purge = UnusableCacheCommandTests.run(["purge", "--all"], directory: directory)
             let get = try await UnusableCacheCommandTests.run(["get", "-v", url, "-o", output.path], directory: directory)
