@@ -15,6 +15,8 @@ import Darwin
 @Suite(.serialized) struct BodyFileModeTests {
     /// 3 MB: over every transport's in-memory limit (1 MiB by default), so the body goes through a file.
     static let body = Data(repeating: 0x42, count: 3_000_000)
+    /// 12 MB: the size at which a stored body was seen adopted from the transport's file with mode 0644.
+    static let storedBody = Data(repeating: 0x43, count: 12_000_000)
 
     func temporaryFile() -> URL {
         FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-body-mode-\(UUID().uuidString)")
@@ -27,8 +29,8 @@ import Darwin
         return UInt32(info.st_mode) & 0o777
     }
 
-    func raw() -> Data {
-        Data("HTTP/1.1 200 OK\r\nContent-Length: \(Self.body.count)\r\nCache-Control: max-age=600\r\n\r\n".utf8) + Self.body
+    func raw(_ body: Data = Self.body) -> Data {
+        Data("HTTP/1.1 200 OK\r\nContent-Length: \(body.count)\r\nCache-Control: max-age=600\r\n\r\n".utf8) + body
     }
 
     @Test(arguments: TransportKind.available)
@@ -47,14 +49,14 @@ import Darwin
     @Test func aStoredLargeBodyIsOwnerOnly() async throws {
         let origin = try await HostileOrigin.start()
         defer { origin.stop() }
-        try origin.script("/large", HostileOrigin.Response(raw: raw()))
+        try origin.script("/large", HostileOrigin.Response(raw: raw(Self.storedBody)))
         let directory = temporaryFile()
         defer { try? FileManager.default.removeItem(at: directory) }
         var configuration = DownloadCache.Configuration(directory: directory)
         configuration.log = { _ in }
         let cache = try DownloadCache(configuration: configuration)
         let served = try await cache.response(for: CacheRequest(url: origin.url("/large")))
-        #expect(served.bodySize == Int64(Self.body.count))
+        #expect(served.bodySize == Int64(Self.storedBody.count))
         let blobs = directory.appendingPathComponent("default/blobs").path
         let names = try FileManager.default.contentsOfDirectory(atPath: blobs)
         #expect(names.count == 1)
