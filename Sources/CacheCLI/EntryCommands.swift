@@ -33,9 +33,12 @@ public enum RemoveCommand: Command {
         let cache = try CacheOpener.open(parsed, context: context)
         let removed: Int
         do { removed = try cache.removeEntries(for: url) } catch {
-            throw CommandFailure("storage error: cannot remove \(url.absoluteString): \(ErrorText.describe(error))")
+            throw CommandFailure("storage error: cannot remove \(url.absoluteString): \(ErrorText.describe(error))",
+                                 kind: .storage, url: url)
         }
-        guard removed > 0 else { throw CommandFailure("not cached: nothing stored for \(url.absoluteString)") }
+        guard removed > 0 else {
+            throw CommandFailure("not cached: nothing stored for \(url.absoluteString)", kind: .notCached, url: url)
+        }
         if parsed.flag("json") {
             context.console.out(try JSONOutput.line(["url": url.absoluteString, "removed": removed] as [String: Any]))
         } else {
@@ -86,9 +89,12 @@ enum PinAction {
         let cache = try CacheOpener.open(parsed, context: context)
         let changed: Int
         do { changed = try cache.setPinned(pinned, forEntriesOf: url) } catch {
-            throw CommandFailure("storage error: cannot \(pinned ? "pin" : "unpin") \(url.absoluteString): \(ErrorText.describe(error))")
+            throw CommandFailure("storage error: cannot \(pinned ? "pin" : "unpin") \(url.absoluteString): \(ErrorText.describe(error))",
+                                 kind: .storage, url: url)
         }
-        guard changed > 0 else { throw CommandFailure("not cached: nothing stored for \(url.absoluteString)") }
+        guard changed > 0 else {
+            throw CommandFailure("not cached: nothing stored for \(url.absoluteString)", kind: .notCached, url: url)
+        }
         if parsed.flag("json") {
             let object: [String: Any] = ["url": url.absoluteString, "pinned": pinned, "entries": changed]
             context.console.out(try JSONOutput.line(object))
