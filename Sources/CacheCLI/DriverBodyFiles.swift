@@ -22,7 +22,9 @@ final class DriverBodyFiles: Sendable {
     private func directory() throws -> (path: String, name: Int) {
         try state.withLock { state throws -> (String, Int) in
             if state.directory == nil {
-                var template = Array((NSTemporaryDirectory() + "/dlcache-driver-XXXXXX").utf8CString)
+                var temporary = NSTemporaryDirectory()          // "/tmp/": one separator in the answered paths
+                while temporary.count > 1, temporary.hasSuffix("/") { temporary.removeLast() }
+                var template = Array((temporary + "/dlcache-driver-XXXXXX").utf8CString)
                 let made = template.withUnsafeMutableBufferPointer { buffer -> Bool in
                     guard let base = buffer.baseAddress else { return false }
                     return mkdtemp(base) != nil

@@ -48,6 +48,7 @@ import DownloadCache
             #expect(answer.body == nil, "\(answer.raw)")
             let path = try #require(answer.object["bodyFile"] as? String, "\(answer.raw)")
             #expect(!path.hasPrefix(h.directory.path))
+            #expect(!path.contains("//"), "one separator between the temporary directory and ours: \(path)")
             #expect(FileManager.default.contents(atPath: path) == Data("héllo".utf8))
             #expect(try Self.mode(of: path) & 0o777 == 0o600)
             #expect(try Self.mode(of: (path as NSString).deletingLastPathComponent) & 0o777 == 0o700)
