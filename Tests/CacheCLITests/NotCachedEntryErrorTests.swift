@@ -8,7 +8,7 @@ import CacheTestSupport
 @Suite struct NotCachedEntryErrorTests {
     @Test(arguments: ["info", "rm", "pin", "unpin"])
     func nothingStoredIsNotCachedWithTheURL(command: String) async throws {
-        let origin = try OriginServer()
+        let origin = try await OriginServer.start()
         let cli = try CLIHarness()
         defer { origin.stop(); cli.cleanUp() }
         let seeded = await cli.run(["get", origin.url("/size/10").absoluteString])   // the cache exists
