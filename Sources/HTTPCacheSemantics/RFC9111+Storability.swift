@@ -12,8 +12,8 @@ extension RFC9111 {
     /// `must-revalidate` or `s-maxage` (§3.5); `Vary: *` (can never be reused, §4.1); finally the response
     /// needs explicit cacheability (`public`, `private` in a private cache, `Expires`, `max-age`, `s-maxage` in
     /// a shared cache) or a heuristically cacheable status (§4.2.2). Statuses outside
-    /// ``understoodStatuses`` (e.g. 299, 599, 999) need explicit freshness (`max-age`, `s-maxage`, `Expires`) or
-    /// `public` (then heuristic freshness applies, §4.2.2).
+    /// ``understoodStatuses`` (e.g. 299, 599) need explicit freshness (`max-age`, `s-maxage`, `Expires`) or
+    /// `public` (then heuristic freshness applies, §4.2.2); codes above 599 are invalid and never stored (RFC 9110 §15).
     /// A `Set-Cookie` response may be stored in both modes: RFC 9111 §7.3 says Set-Cookie does not inhibit
     /// caching and leaves control to the origin's directives (`private`, `no-cache="Set-Cookie"`).
     ///
@@ -68,7 +68,8 @@ extension RFC9111 {
         if status < 200 { return "status \(status) is not a final response (RFC 9111 §3)" }
         if status == 304 { return "304 Not Modified freshens a stored response; it is not stored itself (RFC 9111 §4.3.4)" }
         if status == 206 { return "partial content not supported (206; RFC 9111 §3.4)" }
-        if status > 999 { return "status \(status) is not a three-digit status code (RFC 9110 §15)" }
+        // Codes outside 100...599 are invalid; a client processes them as a 5xx (RFC 9110 §15), so never stored.
+        if status > 599 { return "status \(status) is outside 100-599 and handled as a server error (RFC 9110 §15)" }
         if CacheControl.request(request.headers).noStore { return "request has no-store (RFC 9111 §5.2.1.5)" }
         return nil
     }

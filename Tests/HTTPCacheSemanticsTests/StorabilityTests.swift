@@ -25,6 +25,10 @@ import Testing
         Case(status: 100, response: [], store: false, reasonContains: "final"),
         Case(status: 304, response: ["ETag: \"a\""], store: false, reasonContains: "304"),
         Case(status: 206, response: ["Content-Range: bytes 0-9/100", "Cache-Control: max-age=60"], store: false, reasonContains: "partial content not supported"),
+        // Invalid status codes (outside 100...599) are handled as a 5xx, never stored, whatever the freshness says.
+        Case(status: 999, response: ["Cache-Control: max-age=600"], store: false, reasonContains: "outside 100-599"),
+        Case(status: 600, response: ["Cache-Control: public, max-age=600"], store: false, reasonContains: "outside 100-599"),
+        Case(status: 599, response: ["Cache-Control: public"], store: true),
         Case(response: ["Cache-Control: no-store"], store: false, reasonContains: "no-store"),
         Case(response: ["Cache-Control: private, no-store"], store: false, reasonContains: "no-store"),
         Case(response: ["Cache-Control: NO-STORE"], store: false, reasonContains: "no-store"),
@@ -56,8 +60,8 @@ import Testing
         Case(status: 299, response: [], store: false, reasonContains: "not understood"),
         Case(status: 299, response: ["Cache-Control: public"], store: true),  // public: explicitly cacheable (RFC 9111 §3)
         Case(status: 299, response: ["Cache-Control: max-age=60"], store: true),
-        Case(status: 999, response: ["Expires: 0"], store: true),
-        Case(status: 1000, response: ["Cache-Control: max-age=60"], store: false, reasonContains: "three-digit"),
+        Case(status: 999, response: ["Expires: 0"], store: false, reasonContains: "outside 100-599"),
+        Case(status: 1000, response: ["Cache-Control: max-age=60"], store: false, reasonContains: "outside 100-599"),
         Case(status: 303, response: ["Cache-Control: public"], store: true),
         Case(status: 303, response: ["Cache-Control: private"], store: true),
         Case(status: 303, response: ["Cache-Control: private"], mode: .shared, store: false),
