@@ -72,10 +72,12 @@ public struct StructuredFieldDictionary: Sendable, Hashable {
         members.first { $0.key == key }?.value
     }
 
+    /// Equal when both hold the same members with the same values in the same order (RFC 8941 §3.2 keeps order).
     public static func == (a: StructuredFieldDictionary, b: StructuredFieldDictionary) -> Bool {
         a.members.count == b.members.count && zip(a.members, b.members).allSatisfy { $0.key == $1.key && $0.value == $1.value }
     }
 
+    /// Hashes the members in order, consistent with ``==``.
     public func hash(into hasher: inout Hasher) {
         for member in members {
             hasher.combine(member.key)
