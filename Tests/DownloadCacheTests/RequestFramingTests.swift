@@ -23,17 +23,6 @@ import Testing
         FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-framing-\(UUID().uuidString)")
     }
 
-    /// The transport's error for `request`, or `nil` when it was sent.
-    func failure(_ request: TransportRequest, via transport: any HTTPTransport) async -> TransportError? {
-        let file = temporaryFile()
-        defer { try? FileManager.default.removeItem(at: file) }
-        do throws(TransportError) {
-            _ = try await transport.send(request, bodyFile: file, progress: nil)
-            return nil
-        } catch {
-            return error
-        }
-    }
 
     func isInvalidRequest(_ error: TransportError?) -> Bool {
         if case .invalidRequest? = error { return true }

@@ -14,16 +14,6 @@ import Testing
         FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-stall-\(UUID().uuidString)")
     }
 
-    func failure(_ request: TransportRequest, via transport: any HTTPTransport) async -> TransportError? {
-        let file = temporaryFile()
-        defer { try? FileManager.default.removeItem(at: file) }
-        do throws(TransportError) {
-            _ = try await transport.send(request, bodyFile: file, progress: nil)
-            return nil
-        } catch {
-            return error
-        }
-    }
 
     func isStalled(_ error: TransportError?) -> Bool {
         if case .stalled? = error { return true }

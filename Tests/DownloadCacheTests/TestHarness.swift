@@ -81,3 +81,15 @@ func residentBytes() -> Int64 {
     }
     return 0
 }
+
+/// The transport's error for `request`, or `nil` when it was sent; the body goes to a temporary file removed after.
+func failure(_ request: TransportRequest, via transport: any HTTPTransport) async -> TransportError? {
+    let file = FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-transport-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: file) }
+    do throws(TransportError) {
+        _ = try await transport.send(request, bodyFile: file, progress: nil)
+        return nil
+    } catch {
+        return error
+    }
+}
