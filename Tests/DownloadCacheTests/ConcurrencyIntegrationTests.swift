@@ -52,8 +52,13 @@ import Testing
         let tasks = (0..<6).map { i in
             Task { try await cache.response(for: CacheRequest(url: URL(string: "http://example.invalid/\(i)")!)) }
         }
-        for _ in 0..<2_000 where gate.started < 2 { await Task.yield() }
-        for _ in 0..<200 { await Task.yield() }
+        // Wait (bounded: 10 s, 10,000 checks) for the first two to start, then give a third
+        // one the chance to start wrongly before checking that none did.
+        let deadline = ContinuousClock.now + .seconds(10)
+        for _ in 0..<10_000 where gate.started < 2 && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        try await Task.sleep(for: .milliseconds(100))
         #expect(gate.started == 2)
         gate.openAll()
         for task in tasks { _ = try await task.value }
