@@ -72,3 +72,24 @@ extension CacheStore {
         return removed
     }
 }
+
+extension CacheStore {
+    /// Empties the memory tier; the disk tier is untouched, so nothing stored is lost and later reads come from
+    /// disk (checksum verified). For a system memory warning.
+    /// - Returns: the number of entries dropped from memory.
+    @discardableResult
+    public func dropMemoryTier() -> Int {
+        let before = memory.counters().entries
+        memory.remove()
+        return before
+    }
+
+    /// Shrinks the memory tier to at most `fraction` (0…1) of its byte limit, evicting the least recently used
+    /// entries first; the disk tier is untouched. For an app entering the background.
+    /// - Returns: the number of entries evicted from memory.
+    @discardableResult
+    public func trimMemoryTier(toFraction fraction: Double) -> Int {
+        let bounded = fraction.isFinite ? min(max(fraction, 0), 1) : 0
+        return memory.trim(toBytes: Int(Double(configuration.maxMemoryBytes) * bounded))
+    }
+}

@@ -90,6 +90,7 @@ extension CacheStore {
             return try openReadOnly(files, configuration, reason: "\(files.root.path) is not writable", log: log)
         }
         files.makeFilesOwnerOnly(notes: &notes)
+        applyPlatformAttributes(files, configuration, notes: &notes)
         do {
             return try openWritable(files, configuration, log: log)
         } catch {
@@ -98,6 +99,22 @@ extension CacheStore {
                     || (error.code == .io && files.indexFileSize() != nil) else { throw error }
             log("cannot open for writing (\(error)); opening read-only")
             return try openReadOnly(files, configuration, reason: error.detail, log: log)
+        }
+    }
+
+    /// Gives the namespace directory and its subdirectories the configured data-protection class, and the
+    /// namespace directory the exclude-from-backup flag (which covers everything below it); see
+    /// `PlatformIntegration`. A failure is a log line, never an error.
+    private static func applyPlatformAttributes(_ files: BlobFiles, _ configuration: Configuration,
+                                                notes: inout BlobFiles.OpenNotes) {
+        guard configuration.fileProtection != nil || configuration.excludedFromBackup else { return }
+        notes.warnings += PlatformIntegration.applyDirectoryAttributes(
+            files.root, protection: configuration.fileProtection, excludedFromBackup: configuration.excludedFromBackup)
+        guard configuration.fileProtection != nil else { return }
+        for sub in BlobFiles.subdirectories {
+            notes.warnings += PlatformIntegration.applyDirectoryAttributes(
+                files.root.appendingPathComponent(sub, isDirectory: true),
+                protection: configuration.fileProtection, excludedFromBackup: false)
         }
     }
 

@@ -75,6 +75,17 @@ extension CacheStore {
         /// What an acknowledged write survives. Default ``Durability/processCrash``.
         public var durability: Durability = .processCrash
 
+        /// The data-protection class given to the namespace directory and its subdirectories on Apple's
+        /// data-protection platforms (files created there inherit it); `nil` = keep what they inherit from the
+        /// app's container. No effect on macOS or Linux. Default ``FileProtection/completeUntilFirstUserAuthentication``:
+        /// a locked device can still refresh in the background.
+        public var fileProtection: FileProtection? = .completeUntilFirstUserAuthentication
+
+        /// Whether the namespace directory is marked excluded from backups on Apple platforms
+        /// (`URLResourceValues.isExcludedFromBackup`): a cache can be fetched again, so it should not use the
+        /// user's backup space. No effect on Linux. Default true.
+        public var excludedFromBackup: Bool = true
+
         /// Test hook: called with the name of each write step (`"tmp-written"`, `"tmp-synced"`, `"blob-renamed"`,
         /// `"index-committed"`, `"old-blob-removed"`); throwing from it fails the write at that step.
         var faultInjection: (@Sendable (String) throws(CacheStoreError) -> Void)?

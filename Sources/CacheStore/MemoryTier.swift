@@ -188,6 +188,20 @@ final class MemoryTier: Sendable {
         }
     }
 
+    /// Evicts least recently used entries until the tier holds at most `bytes`; returns how many were evicted.
+    /// Recency here ignores the second-chance bits: the tail goes first.
+    @discardableResult
+    func trim(toBytes bytes: Int) -> Int {
+        state.withLock { state in
+            var evicted = 0
+            while state.bytes > max(0, bytes), let last = state.tail {
+                state.remove(last.key)
+                evicted += 1
+            }
+            return evicted
+        }
+    }
+
     /// Removes one key.
     func remove(_ key: StoreKey) {
         state.withLock { state in

@@ -90,17 +90,34 @@ extension DownloadCache {
         /// against their crc32 before a process serves them first); see `CacheStore.Durability`.
         public var durability: CacheStore.Durability = .processCrash
 
-        /// The default cache root: `$DLCACHE_DIR`, else `$XDG_CACHE_HOME/dlcache`, else `~/.cache/dlcache`.
+        /// The data-protection class of the store's directories on Apple's data-protection platforms (iOS,
+        /// iPadOS, tvOS, watchOS, visionOS; bodies and the index created there inherit it); `nil` = what the
+        /// app's container gives. Default ``FileProtection/completeUntilFirstUserAuthentication``, so a locked
+        /// device can still refresh in the background. No effect on macOS or Linux.
+        public var fileProtection: FileProtection? = .completeUntilFirstUserAuthentication
+        /// Whether the store's directory is marked excluded from backups on Apple platforms (iCloud and device
+        /// backups, Time Machine): cached responses can be fetched again. Default true; no effect on Linux.
+        public var excludedFromBackup: Bool = true
+        /// Notifications after which the memory tier is emptied (``DownloadCache/handleMemoryWarning()``).
+        /// Default: UIKit's memory warning where UIKit exists, else none.
+        public var memoryWarningNotifications: [Notification.Name] = PlatformIntegration.memoryWarningNotifications
+        /// Notifications after which the memory tier shrinks to a quarter of ``maxMemoryBytes``
+        /// (``DownloadCache/handleEnteringBackground()``). Default: UIKit's entering-background and will-terminate
+        /// notifications where UIKit exists, else none.
+        public var backgroundNotifications: [Notification.Name] = PlatformIntegration.backgroundNotifications
+        /// Where ``memoryWarningNotifications`` and ``backgroundNotifications`` are observed. Default
+        /// `NotificationCenter.default`.
+        public var notificationCenter: NotificationCenter = .default
+
+        /// The default cache root: `$DLCACHE_DIR` when set, else `dlcache` in the platform's caches directory —
+        /// on Apple platforms the app's Caches directory (within a subdirectory named after the bundle identifier
+        /// when there is one), elsewhere `$XDG_CACHE_HOME` (when absolute) or `~/.cache`.
         public static func defaultDirectory() -> URL {
             let environment = ProcessInfo.processInfo.environment
             if let explicit = environment["DLCACHE_DIR"], !explicit.isEmpty {
                 return URL(fileURLWithPath: explicit, isDirectory: true)
             }
-            if let xdg = environment["XDG_CACHE_HOME"], !xdg.isEmpty {
-                return URL(fileURLWithPath: xdg, isDirectory: true).appendingPathComponent("dlcache", isDirectory: true)
-            }
-            return FileManager.default.homeDirectoryForCurrentUser
-                .appendingPathComponent(".cache", isDirectory: true)
+            return PlatformIntegration.cachesDirectory(environment: environment)
                 .appendingPathComponent("dlcache", isDirectory: true)
         }
 
@@ -114,6 +131,8 @@ extension DownloadCache {
             store.now = now
             store.busyTimeout = max(0, storeBusyTimeout)
             store.durability = durability
+            store.fileProtection = fileProtection
+            store.excludedFromBackup = excludedFromBackup
             // Storage problems go where the caller sends the client's own log lines (the CLI shows them only with -v).
             let log = log
             store.logger = { message in log("store: \(message)") }

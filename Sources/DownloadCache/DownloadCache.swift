@@ -39,6 +39,9 @@ public final class DownloadCache: Sendable {
     /// when the store's `tmp/` cannot be used and removed with its contents by ``close()`` — never a predictable
     /// shared name another user could have created first.
     let privateDownloads = PrivateDirectory(prefix: "dlcache-downloads-")
+    /// Drops or shrinks the store's memory tier on the system's memory notifications (see
+    /// `DownloadCache+MemoryPressure.swift`); released with the cache.
+    let memoryPressure: MemoryPressureObservers
 
     /// Opens (or creates) the cache at `<directory>/<namespace>`.
     ///
@@ -54,6 +57,7 @@ public final class DownloadCache: Sendable {
         self.limiters = OriginLimiters(limit: configuration.maxConcurrentDownloads)
         self.sharedTier = Self.makeSharedTier(configuration)
         self.keySecret = .library(bytes: store.keySecret() ?? [])
+        self.memoryPressure = MemoryPressureObservers(configuration, store: store)
         let storeTemporary = store.directoryURL.appendingPathComponent("tmp", isDirectory: true)
         if !store.isReadOnly, cs_access(storeTemporary.path, 1) == 0 {
             self.storeDownloadsDirectory = storeTemporary

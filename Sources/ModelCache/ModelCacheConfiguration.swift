@@ -1,3 +1,4 @@
+import CacheStore
 import Foundation
 
 /// How model values are turned into bytes on disk.
@@ -76,18 +77,11 @@ extension ModelCache {
             self.now = { Date() }
         }
 
-        /// The UIKit notifications wired to `handleMemoryPressure()` (the seeds' steps 3 and 4), by their
-        /// raw names so no main-actor-isolated UIKit symbol is touched; empty where UIKit doesn't exist.
+        /// The UIKit notifications wired to `handleMemoryPressure()`: the memory warning, entering the background
+        /// and termination (`PlatformIntegration`, the names `DownloadCache` observes too); empty where UIKit
+        /// doesn't exist.
         public static var platformMemoryPressureNotifications: [Notification.Name] {
-            #if canImport(UIKit)
-            return [
-                Notification.Name("UIApplicationDidReceiveMemoryWarningNotification"),
-                Notification.Name("UIApplicationDidEnterBackgroundNotification"),
-                Notification.Name("UIApplicationWillTerminateNotification"),
-            ]
-            #else
-            return []
-            #endif
+            PlatformIntegration.memoryWarningNotifications + PlatformIntegration.backgroundNotifications
         }
     }
 }

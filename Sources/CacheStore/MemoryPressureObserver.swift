@@ -3,9 +3,10 @@ import Synchronization
 
 /// Calls a handler whenever one of a set of notifications is posted; removes its observers when released.
 ///
-/// `ModelCache` uses it to wire `handleMemoryPressure()` to UIKit's memory-warning, background and terminate
-/// notifications (the seeds' steps 3 and 4); tests use it with their own notification name and center.
-final class MemoryPressureObserver: Sendable {
+/// `DownloadCache` and `ModelCache` use it to drop or shrink their memory tiers on the system's memory
+/// notifications (`PlatformIntegration.memoryWarningNotifications` / `.backgroundNotifications`); tests use it
+/// with their own notification names and center.
+package final class MemoryPressureObserver: Sendable {
     private let center: NotificationCenter
     private let handler = HandlerBox()
     private let tokens = Mutex<[ObserverToken]>([])
@@ -22,7 +23,7 @@ final class MemoryPressureObserver: Sendable {
     }
 
     /// Observes `names` on `center`; nothing happens until `setHandler(_:)` is called.
-    init(center: NotificationCenter, names: [Notification.Name]) {
+    package init(center: NotificationCenter, names: [Notification.Name]) {
         self.center = center
         var created: [ObserverToken] = []
         for name in names {
@@ -37,7 +38,7 @@ final class MemoryPressureObserver: Sendable {
     }
 
     /// Sets the closure run on every observed notification (on the posting thread).
-    func setHandler(_ newHandler: @escaping @Sendable () -> Void) {
+    package func setHandler(_ newHandler: @escaping @Sendable () -> Void) {
         handler.closure.withLock { $0 = newHandler }
     }
 
