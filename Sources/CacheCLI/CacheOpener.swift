@@ -26,7 +26,7 @@ enum CacheOpener {
         var configuration = DownloadCache.Configuration(directory: location.directory, namespace: location.namespace)
         configure(&configuration)
         if verbose {
-            configuration.log = { message in console.err("dlcache: \(ErrorText.clean(message))") }
+            configuration.log = { message in console.err("dlcache: \(ErrorText.oneLine(message))") }
         } else {
             configuration.log = { _ in }
         }
@@ -38,7 +38,7 @@ enum CacheOpener {
             if !create, !cache.isCacheAvailable {
                 let reason = cache.store.readOnlyReason ?? "unavailable"
                 throw CommandFailure("storage error: cannot open cache '\(location.directory.path)' namespace "
-                    + "'\(location.namespace)': \(ErrorText.clean(reason))")
+                    + "'\(location.namespace)': \(ErrorText.oneLine(reason))")
             }
             return cache
         } catch let failure as CommandFailure {

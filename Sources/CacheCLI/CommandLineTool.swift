@@ -111,7 +111,7 @@ public enum CommandLineTool {
             console.err("Error: \(error.message) (see '\(name) \(command.name) --help')")
             failure = CommandFailure(error.message, kind: .usage)
         } catch let error as CommandFailure {
-            failure = CommandFailure(ErrorText.clean(error.message), kind: error.kind, url: error.url)
+            failure = CommandFailure(ErrorText.oneLine(error.message), kind: error.kind, url: error.url)
             console.err("Error: \(failure.message)")
         } catch {
             failure = CommandFailure(ErrorText.describe(error))

@@ -43,7 +43,7 @@ final class DriverBodyFiles: Sendable {
     func write(_ data: Data) throws(DriverBodyFileError) -> String {
         let (folder, number): (String, Int)
         do { (folder, number) = try directory() } catch let error as DriverBodyFileError { throw error } catch {
-            throw DriverBodyFileError("\(error)")
+            throw DriverBodyFileError(ErrorText.describe(error))
         }
         let path = folder + "/body-\(number)"
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)

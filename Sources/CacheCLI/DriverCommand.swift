@@ -94,7 +94,7 @@ public enum DriverCommand: Command {
             OpenedCaches.register(cache)
             return cache
         } catch {
-            throw CommandFailure("storage error: cannot open cache '\(location.directory.path)' namespace '\(location.namespace)': \(error)")
+            throw CommandFailure("storage error: cannot open cache '\(location.directory.path)' namespace '\(location.namespace)': \(ErrorText.describe(error))")
         }
     }
 

@@ -39,7 +39,7 @@ public enum DriverResponse: Sendable, Equatable {
     public static func from(_ response: CachedResponse, id: DriverID) throws(DriverLineError) -> DriverResponse {
         let data: Data
         do { data = try response.data() } catch {
-            throw DriverLineError(id: id, "cannot read the response body of \(response.url.absoluteString): \(error)")
+            throw DriverLineError(id: id, "cannot read the response body of \(response.url.absoluteString): \(ErrorText.describe(error))")
         }
         return from(response, id: id, body: .bytes(data))
     }

@@ -147,7 +147,7 @@ public final class DriverSession: Sendable {
             do {
                 return DriverResponse.from(response, id: request.id, body: .file(path: try bodyFiles.write(data)))
             } catch {
-                throw DriverLineError(id: request.id, "cannot write the body file of \(response.url.absoluteString): \(error)")
+                throw DriverLineError(id: request.id, "cannot write the body file of \(response.url.absoluteString): \(ErrorText.describe(error))")
             }
         case .data(let data):
             return DriverResponse.from(response, id: request.id, body: .bytes(data))

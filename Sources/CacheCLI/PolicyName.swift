@@ -1,20 +1,15 @@
 import Foundation
 import HTTPCacheSemantics
 
-/// The `--policy` names: kebab-case spellings of every ``CachePolicy`` plus ASI's aliases.
+/// The `--policy` names: every ``CachePolicy``'s ``CachePolicy/name`` plus ASI's aliases.
 public enum PolicyName {
-    /// Every accepted name and the policy it selects, in the order help lists them.
-    ///
-    /// ASI aliases: `ask-server-if-modified-when-stale` is RFC 9111 behaviour (`use-protocol`),
-    /// `ask-server-if-modified` always revalidates (`reload-revalidating`).
-    public static let table: [(name: String, policy: CachePolicy)] = [
-        ("use-protocol", .useProtocolCachePolicy),
-        ("reload", .reloadIgnoringLocalCacheData),
-        ("return-cache-else-load", .returnCacheDataElseLoad),
-        ("return-cache-dont-load", .returnCacheDataDontLoad),
-        ("reload-revalidating", .reloadRevalidatingCacheData),
-        ("ask-server-if-modified-when-stale", .useProtocolCachePolicy),
-        ("ask-server-if-modified", .reloadRevalidatingCacheData),
+    /// Every accepted name and the policy it selects, in the order help lists them: the five policy names, then
+    /// ASI's aliases (`ask-server-if-modified-when-stale` is `use-protocol`, `ask-server-if-modified` is
+    /// `reload-revalidating`, `only-load-if-not-cached` is `return-cache-else-load`, `dont-load` is
+    /// `return-cache-dont-load`).
+    public static let table: [(name: String, policy: CachePolicy)] = CachePolicy.allCases.map { ($0.name, $0) } + [
+        ("ask-server-if-modified-when-stale", .askServerIfModifiedWhenStale),
+        ("ask-server-if-modified", .askServerIfModified),
         ("only-load-if-not-cached", .onlyLoadIfNotCached),
         ("dont-load", .dontLoad),
     ]

@@ -54,7 +54,7 @@ enum ResponseDescription {
         }
         let target = error.url.map { "\($0.absoluteString) (redirect target of \(url.absoluteString))" }
             ?? url.absoluteString
-        let detail = ErrorText.clean(error.detail)
+        let detail = ErrorText.oneLine(error.detail)
         switch error.transportError {
         case .nameNotResolved?:
             return "network error: cannot resolve the origin's host name for \(target) and nothing usable is cached (\(detail))"

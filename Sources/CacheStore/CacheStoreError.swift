@@ -8,7 +8,7 @@ import CSQLite
 /// fails is reported as a miss and counted, see `CacheStoreStatistics`.
 public struct CacheStoreError: Error, Sendable, CustomStringConvertible, Equatable {
     /// What kind of failure happened.
-    public enum Code: String, Sendable, Equatable, CaseIterable {
+    public enum Code: String, Sendable, Equatable, CaseIterable, CustomStringConvertible {
         /// The file system or the index reported that the disk is full (`ENOSPC`, `EDQUOT`, `SQLITE_FULL`).
         case diskFull
         /// The cache directory or a file in it may not be read or written (`EACCES`, `EPERM`, `EROFS`).
@@ -28,6 +28,23 @@ public struct CacheStoreError: Error, Sendable, CustomStringConvertible, Equatab
         /// A file or directory of the store is a symbolic link, a FIFO or another non-regular file where the store
         /// keeps its own files: someone else put it there, and the store refuses to follow or use it.
         case unsafeFile
+
+        /// The failure class in words, for messages: `disk full`, `permission denied`, `damaged index`,
+        /// `I/O error`, `invalid namespace`, `not found`, `cache busy (locked by another process)`,
+        /// `invalid argument`, `unsafe file in the cache directory`.
+        public var description: String {
+            switch self {
+            case .diskFull: return "disk full"
+            case .permissionDenied: return "permission denied"
+            case .corruptIndex: return "damaged index"
+            case .io: return "I/O error"
+            case .invalidNamespace: return "invalid namespace"
+            case .notFound: return "not found"
+            case .busy: return "cache busy (locked by another process)"
+            case .invalidArgument: return "invalid argument"
+            case .unsafeFile: return "unsafe file in the cache directory"
+            }
+        }
     }
 
     /// What kind of failure happened.
@@ -41,8 +58,9 @@ public struct CacheStoreError: Error, Sendable, CustomStringConvertible, Equatab
         self.detail = detail
     }
 
-    /// `"<code>: <detail>"`.
-    public var description: String { "CacheStoreError.\(code.rawValue): \(detail)" }
+    /// `"<code in words>: <detail>"`, e.g. `disk full: write blobs/12: No space left on device (errno 28)`;
+    /// the code's words alone when there is no detail.
+    public var description: String { detail.isEmpty ? code.description : "\(code): \(detail)" }
 
     /// Maps an error number from a failed system call to an error (`ENOSPC` → `.diskFull`, `EACCES` →
     /// `.permissionDenied`, `ENOENT` → `.notFound`, a symbolic link or non-regular file refused by an open →

@@ -96,7 +96,7 @@ final class DataExchange: Sendable {
             guard state.writeError == nil, !state.finished else { return (nil, 0, nil) }
             if let file = state.file {
                 do { try file.write(contentsOf: data) } catch {
-                    state.writeError = "cannot write body file \(bodyFile.path): \(error)"
+                    state.writeError = "cannot write body file \(bodyFile.path): \(ErrorWords.describe(error))"
                     return (nil, -1, nil)
                 }
                 state.written += Int64(data.count)

@@ -30,7 +30,7 @@ extension DownloadCache {
         case .fetch(let reason):
             return await coordinatedExchange(request, original: request, stored: stored, options: options, reason: reason)
         case .unsatisfiable(let reason):
-            return .failure(DownloadError(.notCached, ErrorWords.kebabPolicies(reason)))
+            return .failure(DownloadError(.notCached, reason))
         }
     }
 

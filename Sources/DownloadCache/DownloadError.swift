@@ -4,7 +4,7 @@ import Foundation
 /// degrades to the network.
 public struct DownloadError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The failure classes a caller can act on.
-    public enum Code: Sendable, Hashable {
+    public enum Code: Sendable, Hashable, CustomStringConvertible {
         /// The origin could not be reached (connection refused, DNS failure, connection lost) and no stored
         /// response was allowed to stand in. `offline` is a synonym.
         case connectionFailed
@@ -12,7 +12,7 @@ public struct DownloadError: Error, Sendable, Hashable, CustomStringConvertible 
         case timedOut
         /// The caller's task was cancelled (other waiters on the same download are not affected).
         case cancelled
-        /// The policy forbade the network (`returnCacheDataDontLoad`, `dontLoad`, `only-if-cached`) and no
+        /// The policy forbade the network (`return-cache-dont-load`, request `only-if-cached`) and no
         /// usable stored response exists (RFC 9111 §5.2.1.7: a 504 in HTTP terms).
         case notCached
         /// The body ended before its Content-Length; nothing was stored.
@@ -38,6 +38,26 @@ public struct DownloadError: Error, Sendable, Hashable, CustomStringConvertible 
 
         /// Synonym of ``connectionFailed``: the origin is unreachable.
         public static var offline: Code { .connectionFailed }
+
+        /// The failure class in words, for messages: `connection failed`, `timed out`, `cancelled`, `not cached`,
+        /// `truncated body`, `invalid URL`, `storage error`, `HTTP <status>`, `too many redirects`,
+        /// `invalid request`, `invalid response from the origin`, `failed`.
+        public var description: String {
+            switch self {
+            case .connectionFailed: return "connection failed"
+            case .timedOut: return "timed out"
+            case .cancelled: return "cancelled"
+            case .notCached: return "not cached"
+            case .truncated: return "truncated body"
+            case .invalidURL: return "invalid URL"
+            case .storage: return "storage error"
+            case .http(let status): return "HTTP \(status)"
+            case .tooManyRedirects: return "too many redirects"
+            case .invalidRequest: return "invalid request"
+            case .invalidResponse: return "invalid response from the origin"
+            case .other: return "failed"
+            }
+        }
     }
 
     /// The failure class.
@@ -72,26 +92,16 @@ public struct DownloadError: Error, Sendable, Hashable, CustomStringConvertible 
         }
     }
 
-    /// The failure in words, for messages: the class, then the detail — e.g. "HTTP 404 Not Found",
-    /// "timed out: ...", "not cached: ... policy dont-load forbids the network". The detail alone when it already
-    /// starts with the class's words. Never a Swift case name.
+    /// The failure in words, for messages: the class (``Code/description``), then the detail — e.g.
+    /// "HTTP 404 Not Found" (an HTTP status with its reason phrase), "timed out: ...",
+    /// "not cached: ... policy return-cache-dont-load forbids the network". The detail alone when it already
+    /// starts with the class's words, or for ``Code/other``. Never a Swift case name.
     public var description: String {
-        let words: String
-        switch code {
-        case .connectionFailed: words = "connection failed"
-        case .timedOut: words = "timed out"
-        case .cancelled: words = "cancelled"
-        case .notCached: words = "not cached"
-        case .truncated: words = "truncated body"
-        case .invalidURL: words = "invalid URL"
-        case .storage: words = "storage error"
-        case .http(let status):
+        if case .other = code, !detail.isEmpty { return detail }
+        var words = code.description
+        if case .http(let status) = code {
             let phrase = ErrorWords.reasonPhrase(status)
-            words = phrase.isEmpty ? "HTTP \(status)" : "HTTP \(status) \(phrase)"
-        case .tooManyRedirects: words = "too many redirects"
-        case .invalidRequest: words = "invalid request"
-        case .invalidResponse: words = "invalid response from the origin"
-        case .other: return detail.isEmpty ? "failed" : detail
+            if !phrase.isEmpty { words += " \(phrase)" }
         }
         if detail.isEmpty || detail.lowercased().hasPrefix(words.lowercased()) { return detail.isEmpty ? words : detail }
         return "\(words): \(detail)"

@@ -1,53 +1,44 @@
 import CacheStore
 import Foundation
 import HTTPCacheSemantics
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
-/// Turns errors and decision texts into words for messages and logs (QA round 2: no Swift case dumps such as
-/// `CacheStoreError.busy` or `policy dontLoad` in what a user reads).
-enum ErrorWords {
-    /// `error` in words: a `CacheStoreError` as "<what happened in words>: <detail>", a `DownloadError` or any
-    /// other error by its description.
-    static func describe(_ error: any Error) -> String {
-        if let error = error as? CacheStoreError { return describe(error) }
-        return "\(error)"
+/// Errors in words for messages and logs. The package's own error types say their words in `description`;
+/// this adds Foundation's errors, which otherwise print as `Error Domain=... Code=... UserInfo={...}`.
+package enum ErrorWords {
+    /// `error` in words: a Foundation error (`CocoaError`, `POSIXError`, `URLError`, `NSError`) by its POSIX
+    /// reason (`Is a directory`), the common Cocoa file errors by name (`no such file`), else its localized
+    /// description; any other error that describes itself (the package's errors all do) by its description.
+    package static func describe(_ error: any Error) -> String {
+        switch error {
+        case is CocoaError, is POSIXError, is URLError: return describe(error as NSError)
+        case _ where type(of: error) is NSError.Type: return describe(error as NSError)
+        case let error as any CustomStringConvertible: return error.description
+        default: return describe(error as NSError)
+        }
     }
 
-    /// A store failure in words, e.g. "the cache index is locked by another process: ...".
-    static func describe(_ error: CacheStoreError) -> String {
-        let words: String
-        switch error.code {
-        case .diskFull: words = "the disk is full"
-        case .permissionDenied: words = "permission denied"
-        case .corruptIndex: words = "the cache index is damaged"
-        case .io: words = "input/output error"
-        case .invalidNamespace: words = "invalid namespace"
-        case .notFound: words = "not found"
-        case .busy: words = "the cache index is locked by another process"
-        case .invalidArgument: words = "the store refused the operation"
-        case .unsafeFile: words = "a file in the cache directory is unsafe to use"
+    /// A Foundation error in words, on one line: the POSIX reason, a Cocoa file error by name, else the localized description.
+    package static func describe(_ error: NSError) -> String {
+        if error.domain == NSPOSIXErrorDomain { return String(cString: strerror(Int32(truncatingIfNeeded: error.code))) }
+        if let underlying = error.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
+            return String(cString: strerror(Int32(truncatingIfNeeded: underlying.code)))
         }
-        return error.detail.isEmpty ? words : "\(words): \(error.detail)"
-    }
-
-    /// The command-line spelling of each policy (`dlcache get --policy`), used in messages.
-    static let policyNames: [(CachePolicy, String)] = [
-        (.useProtocolCachePolicy, "use-protocol"),
-        (.reloadIgnoringLocalCacheData, "reload"),
-        (.returnCacheDataElseLoad, "return-cache-else-load"),
-        (.returnCacheDataDontLoad, "return-cache-dont-load"),
-        (.reloadRevalidatingCacheData, "reload-revalidating"),
-        (.onlyLoadIfNotCached, "only-load-if-not-cached"),
-        (.dontLoad, "dont-load"),
-    ]
-
-    /// `text` with every "policy <Swift case name>" replaced by "policy <kebab-case name>" (e.g. "policy dont-load").
-    static func kebabPolicies(_ text: String) -> String {
-        var result = text
-        // Longest case names first, so "returnCacheDataDontLoad" is not half-replaced by "dontLoad".
-        for (policy, name) in policyNames.sorted(by: { "\($0.0)".count > "\($1.0)".count }) {
-            result = result.replacingOccurrences(of: "policy \(policy)", with: "policy \(name)")
+        if error.domain == NSCocoaErrorDomain {
+            switch error.code {
+            case NSFileNoSuchFileError, NSFileReadNoSuchFileError: return "no such file"
+            case NSFileReadNoPermissionError, NSFileWriteNoPermissionError: return "permission denied"
+            case NSFileWriteOutOfSpaceError: return "disk full"
+            case NSFileReadCorruptFileError, NSFileReadInapplicableStringEncodingError: return "not readable as text"
+            case NSFileReadUnknownError: return "cannot be read"
+            default: break
+            }
         }
-        return result
+        return error.localizedDescription.replacingOccurrences(of: "\r\n", with: " ").replacingOccurrences(of: "\n", with: " ")
     }
 
     /// The standard reason phrase of `status` (RFC 9110 §15, ``HTTPStatusText``'s table), or "" for an unknown code.

@@ -6,10 +6,11 @@ import HTTPCacheSemantics
 ///
 /// ASI's policies combine: `readFromCache = false` is `ASIDoNotReadFromCacheCachePolicy`, `writeToCache = false`
 /// is `ASIDoNotWriteToCacheCachePolicy`, `fallbackToCacheIfLoadFails` is `ASIFallbackToCacheIfLoadFailsCachePolicy`,
-/// and `policy` carries the rest (`.useProtocolCachePolicy` = ask server if modified when stale, the default;
-/// `.reloadRevalidatingCacheData` = ask server if modified always; `.onlyLoadIfNotCached`; `.dontLoad`).
+/// and `policy` carries the rest (`.useProtocol` = ASI's `.askServerIfModifiedWhenStale`, the default;
+/// `.reloadRevalidating` = `.askServerIfModified`; `.returnCacheElseLoad` = `.onlyLoadIfNotCached`;
+/// `.returnCacheDontLoad` = `.dontLoad`).
 public struct RequestOptions: Sendable {
-    /// The cache policy; default `.useProtocolCachePolicy` (RFC 9111).
+    /// The cache policy; default ``CachePolicy/useProtocol`` (RFC 9111).
     public var policy: CachePolicy
     /// Serve the stored response when the origin is unreachable or answers 5xx, marked `.stale` (ASI).
     public var fallbackToCacheIfLoadFails: Bool

@@ -84,7 +84,7 @@ final class TransportExchange: Sendable {
                     try FileManager.default.copyItem(at: location, to: bodyFile)
                     try? FileManager.default.removeItem(at: location)
                 } catch {
-                    return .failure(.other("cannot move the downloaded body to \(bodyFile.path): \(error)"))
+                    return .failure(.other("cannot move the downloaded body to \(bodyFile.path): \(ErrorWords.describe(error))"))
                 }
             }
             received = Self.fileSize(bodyFile) ?? received
@@ -153,7 +153,7 @@ final class TransportExchange: Sendable {
     /// Maps a URLSession error to the transport's classes.
     static func classify(_ error: Error, response: HTTPURLResponse?, received: Int64, expired: Bool,
                          stalled: StallRule? = nil, method: String) -> TransportError {
-        guard let urlError = error as? URLError else { return .other("\(error)") }
+        guard let urlError = error as? URLError else { return .other(ErrorWords.describe(error)) }
         switch urlError.code {
         case .cancelled:
             if let stalled { return .stalled(minimumBytes: stalled.minimumBytes, seconds: stalled.seconds) }

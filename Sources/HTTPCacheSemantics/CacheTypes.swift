@@ -118,7 +118,7 @@ public enum CacheDecision: Sendable, Hashable {
     /// No usable stored response: send the request to the origin (or deliver the network outcome).
     case fetch(reason: String)
     /// The request cannot be satisfied without the network and the network must not be used
-    /// (only-if-cached → 504, policy `dontLoad`, or a failure that forbids serving stale).
+    /// (only-if-cached → 504, policy `return-cache-dont-load`, or a failure that forbids serving stale).
     case unsatisfiable(reason: String)
 
     /// The human-readable reason carried by every decision ("why was this a miss?").

@@ -1,32 +1,58 @@
 import Foundation
 
-/// How a request may use the cache: Apple's `URLRequest.CachePolicy` names plus ASI's.
-public enum CachePolicy: Sendable, Hashable, CaseIterable {
-    /// RFC 9111 rules (ASI `askServerIfModifiedWhenStale`): serve fresh, revalidate stale. The default.
-    case useProtocolCachePolicy
-    /// Always fetch from the origin without reading the cache; the response may still be stored.
-    case reloadIgnoringLocalCacheData
-    /// Serve any matching stored response, fresh or stale; fetch only when there is none.
-    case returnCacheDataElseLoad
-    /// Serve any matching stored response, fresh or stale; never use the network (else unsatisfiable).
-    case returnCacheDataDontLoad
-    /// Always validate a stored response with a conditional request (ASI `askServerIfModified`).
-    case reloadRevalidatingCacheData
-    /// ASI's name for ``returnCacheDataElseLoad`` (same semantics).
-    case onlyLoadIfNotCached
-    /// ASI's name for ``returnCacheDataDontLoad`` (same semantics).
-    case dontLoad
+/// How a request may use the cache: five behaviours, each with one name (``name``, the `dlcache get --policy`
+/// spelling) that reasons and messages use. Apple's `URLRequest.CachePolicy` names and ASI's names are aliases
+/// (static members), so `.useProtocolCachePolicy` or `.dontLoad` still read as before and `switch` over the
+/// five cases stays exhaustive.
+public enum CachePolicy: Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    /// `use-protocol`: RFC 9111 rules — serve fresh, revalidate stale. The default.
+    case useProtocol
+    /// `reload`: always fetch from the origin without reading the cache; the response may still be stored.
+    case reload
+    /// `return-cache-else-load`: serve any matching stored response, fresh or stale; fetch only when there is none.
+    case returnCacheElseLoad
+    /// `return-cache-dont-load`: serve any matching stored response, fresh or stale; never use the network
+    /// (else unsatisfiable).
+    case returnCacheDontLoad
+    /// `reload-revalidating`: always validate a stored response with a conditional request.
+    case reloadRevalidating
 
-    /// Whether the policy forbids contacting the origin (``returnCacheDataDontLoad`` / ``dontLoad``).
-    public var forbidsNetwork: Bool { self == .returnCacheDataDontLoad || self == .dontLoad }
-
-    /// Whether the policy serves stored responses regardless of freshness.
-    public var ignoresFreshness: Bool {
+    /// The policy's one name, kebab-case: `use-protocol`, `reload`, `return-cache-else-load`,
+    /// `return-cache-dont-load`, `reload-revalidating`.
+    public var name: String {
         switch self {
-        case .returnCacheDataElseLoad, .onlyLoadIfNotCached, .returnCacheDataDontLoad, .dontLoad: return true
-        default: return false
+        case .useProtocol: return "use-protocol"
+        case .reload: return "reload"
+        case .returnCacheElseLoad: return "return-cache-else-load"
+        case .returnCacheDontLoad: return "return-cache-dont-load"
+        case .reloadRevalidating: return "reload-revalidating"
         }
     }
+
+    /// ``name``.
+    public var description: String { name }
+
+    /// Whether the policy forbids contacting the origin (``returnCacheDontLoad``).
+    public var forbidsNetwork: Bool { self == .returnCacheDontLoad }
+
+    /// `URLRequest.CachePolicy.useProtocolCachePolicy`: ``useProtocol``.
+    public static let useProtocolCachePolicy = CachePolicy.useProtocol
+    /// `URLRequest.CachePolicy.reloadIgnoringLocalCacheData`: ``reload``.
+    public static let reloadIgnoringLocalCacheData = CachePolicy.reload
+    /// `URLRequest.CachePolicy.returnCacheDataElseLoad`: ``returnCacheElseLoad``.
+    public static let returnCacheDataElseLoad = CachePolicy.returnCacheElseLoad
+    /// `URLRequest.CachePolicy.returnCacheDataDontLoad`: ``returnCacheDontLoad``.
+    public static let returnCacheDataDontLoad = CachePolicy.returnCacheDontLoad
+    /// `URLRequest.CachePolicy.reloadRevalidatingCacheData`: ``reloadRevalidating``.
+    public static let reloadRevalidatingCacheData = CachePolicy.reloadRevalidating
+    /// ASI's `ASIAskServerIfModifiedWhenStaleCachePolicy`: ``useProtocol``.
+    public static let askServerIfModifiedWhenStale = CachePolicy.useProtocol
+    /// ASI's `ASIAskServerIfModifiedCachePolicy`: ``reloadRevalidating``.
+    public static let askServerIfModified = CachePolicy.reloadRevalidating
+    /// ASI's `ASIOnlyLoadIfNotCachedCachePolicy`: ``returnCacheElseLoad``.
+    public static let onlyLoadIfNotCached = CachePolicy.returnCacheElseLoad
+    /// ASI's `ASIDontLoadCachePolicy`: ``returnCacheDontLoad``.
+    public static let dontLoad = CachePolicy.returnCacheDontLoad
 }
 
 /// The caller's settings for one evaluation: cache mode, policy and the seeds' overrides.

@@ -36,9 +36,9 @@ extension RFC9111 {
 
     /// The cache's decision for `request` given the matching stored response (RFC 9111 §4, §4.2.4, §5.2.1).
     ///
-    /// Policies first: ``CachePolicy/reloadIgnoringLocalCacheData`` fetches; the "return cache data" policies serve
-    /// any matching stored response (else fetch, or unsatisfiable for the don't-load ones);
-    /// ``CachePolicy/reloadRevalidatingCacheData`` always validates. Under ``CachePolicy/useProtocolCachePolicy``:
+    /// Policies first: ``CachePolicy/reload`` fetches; ``CachePolicy/returnCacheElseLoad`` and
+    /// ``CachePolicy/returnCacheDontLoad`` serve any matching stored response (else fetch, or unsatisfiable for
+    /// the don't-load one); ``CachePolicy/reloadRevalidating`` always validates. Under ``CachePolicy/useProtocol``:
     /// request/response `no-cache` → validate; fresh → serve, unless request `max-age` / `min-fresh` exclude it
     /// (ignored for `immutable` responses while fresh, RFC 8246); stale → serve only within request `max-stale`
     /// (never past must-revalidate, or proxy-revalidate / s-maxage in shared mode), serve and revalidate in the
@@ -51,8 +51,8 @@ extension RFC9111 {
     ) -> CacheDecision {
         let requestCC = CacheControl.request(request.headers)
         let offline = options.policy.forbidsNetwork || requestCC.onlyIfCached
-        if options.policy == .reloadIgnoringLocalCacheData {
-            return .fetch(reason: "policy reloadIgnoringLocalCacheData: the cache is not read")
+        if options.policy == .reload {
+            return .fetch(reason: "policy \(CachePolicy.reload): the cache is not read")
         }
         guard isCacheableMethod(request.method) else {
             return miss("method \(request.method) is not answered from the cache (RFC 9111 §4)", offline: offline, options: options)
@@ -61,17 +61,16 @@ extension RFC9111 {
         if let mismatch = mismatchReason(stored: stored, request: request, secret: options.keySecret) {
             return miss(mismatch, offline: offline, options: options)
         }
-        switch options.policy {
-        case .returnCacheDataElseLoad, .onlyLoadIfNotCached, .returnCacheDataDontLoad, .dontLoad:
+        if options.policy == .returnCacheElseLoad || options.policy == .returnCacheDontLoad {
             let facts = Facts(stored: stored, request: request, now: now, options: options)
             let state = facts.isFresh ? "fresh" : "stale"
             return .useStored(reason: "policy \(options.policy) serves any stored response (\(state): \(facts.ageText))")
-        case .reloadRevalidatingCacheData:
-            return mustValidate("policy reloadRevalidatingCacheData validates every stored response",
-                                request: request, stored: stored, onlyIfCached: requestCC.onlyIfCached)
-        case .useProtocolCachePolicy, .reloadIgnoringLocalCacheData:
-            return protocolDecision(request: request, stored: stored, now: now, options: options, requestCC: requestCC)
         }
+        if options.policy == .reloadRevalidating {
+            return mustValidate("policy \(CachePolicy.reloadRevalidating) validates every stored response",
+                                request: request, stored: stored, onlyIfCached: requestCC.onlyIfCached)
+        }
+        return protocolDecision(request: request, stored: stored, now: now, options: options, requestCC: requestCC)
     }
 
     private static func miss(_ why: String, offline: Bool, options: EvaluationOptions) -> CacheDecision {

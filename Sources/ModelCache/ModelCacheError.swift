@@ -17,17 +17,18 @@ public enum ModelCacheError: Error, Sendable, CustomStringConvertible {
     /// `key` is the model key, `underlying` the error the fetch threw.
     case refreshFailed(key: String, underlying: any Error)
 
-    /// A one-line description naming the case and its details.
+    /// The failure in words, on one line: `cannot encode <type>: <encoder error>`, the store's words
+    /// (`disk full: ...`), `invalid namespace '<name>' (...)`, `fetch of '<key>' failed: <fetch error>`.
     public var description: String {
         switch self {
         case .encodingFailed(let type, let underlying):
-            return "ModelCacheError.encodingFailed(\(type)): \(underlying)"
+            return "cannot encode \(type): \(underlying)"
         case .storage(let error):
-            return "ModelCacheError.storage: \(error)"
+            return error.description
         case .invalidNamespace(let name):
-            return "ModelCacheError.invalidNamespace: '\(name)' (1–24 characters of [A-Za-z0-9._-], not '.' or '..')"
+            return "invalid namespace '\(name)' (1–24 characters of [A-Za-z0-9._-], not '.' or '..')"
         case .refreshFailed(let key, let underlying):
-            return "ModelCacheError.refreshFailed(key: \(key)): \(underlying)"
+            return "fetch of '\(key)' failed: \(underlying)"
         }
     }
 }

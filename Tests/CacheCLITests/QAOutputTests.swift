@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 import CacheTestSupport
 import DownloadCache
+import CacheStore
 @testable import CacheCLI
 
 /// Regressions from QA report 1: prefetch progress (bug 15) and the CLI's rough edges.
@@ -116,17 +117,19 @@ import DownloadCache
         #expect(run.err.filter { $0 == "\n" }.count == 1)
     }
 
-    @Test("type names and NSError dumps are cleaned", arguments: [
-        ("CacheStoreError.permissionDenied: mkdir /c/blobs: Permission denied (errno 13)",
+    @Test("errors say their words, never a Swift type name or an NSError dump", arguments: [
+        ("\(CacheStoreError(.permissionDenied, "mkdir /c/blobs: Permission denied (errno 13)"))",
          "permission denied: mkdir /c/blobs: Permission denied (errno 13)"),
-        ("x: DownloadError.http(status: 500): origin answered 500", "x: HTTP 500: origin answered 500"),
-        ("DownloadError.connectionFailed: refused", "cannot connect: refused"),
-        ("DownloadError.timedOut after DownloadError.tooManyRedirects", "timed out after too many redirects"),
-        (#"write: Error Domain=NSCocoaErrorDomain Code=640 "disk is full" UserInfo={NSFilePath=/x}"#, "write: disk is full"),
-        ("a\nb", "a b"),
+        ("x: \(DownloadError.Code.http(status: 500)): origin answered 500", "x: HTTP 500: origin answered 500"),
+        ("\(DownloadError.Code.connectionFailed): refused", "connection failed: refused"),
+        ("\(DownloadError.Code.timedOut) after \(DownloadError.Code.tooManyRedirects)", "timed out after too many redirects"),
+        ("write: " + ErrorText.describe(CocoaError(.fileWriteOutOfSpace, userInfo: [NSFilePathErrorKey: "/x"])),
+         "write: disk full"),
+        (ErrorText.oneLine("a\nb"), "a b"),
     ])
-    func cleaned(_ raw: String, _ expected: String) {
-        #expect(ErrorText.clean(raw) == expected)
+    func inWords(_ text: String, _ expected: String) {
+        #expect(text == expected)
+        #expect(!text.contains("Error.") && !text.contains("Error Domain"))
     }
 
     @Test func foundationErrorsInWords() {
@@ -192,7 +195,7 @@ import DownloadCache
             let capture = CapturedConsole()
             let location = CacheLocation(directory: cli.directory, namespace: verbose ? "v" : "q")
             let cache = try CacheOpener.open(location, console: capture.console, create: true, verbose: verbose)
-            cache.configuration.log("cannot store x: CacheStoreError.diskFull: no space")
+            cache.configuration.log("cannot store x: \(CacheStoreError(.diskFull, "no space"))")
             #expect(capture.stderr == (verbose ? "dlcache: cannot store x: disk full: no space\n" : ""))
         }
     }

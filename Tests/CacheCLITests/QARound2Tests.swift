@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import CacheTestSupport
 import DownloadCache
+import HTTPCacheSemantics
 @testable import CacheCLI
 
 /// Regressions from QA report 2: decimal-only numbers, singular counts, the stale-copy hint, lifetime
@@ -133,16 +134,19 @@ import DownloadCache
     }
 }
 
-/// QA report 2, minor: the library's Swift policy names are shown in the CLI's spelling.
+/// QA report 2, minor: reasons name policies by their `--policy` name, never by a Swift case or alias name.
 @Suite struct QARound2PolicyWordingTests {
-    @Test("policy case names become --policy names", arguments: [
-        ("no stored response; policy dontLoad forbids the network",
-         "no stored response; policy dont-load forbids the network"),
-        ("x; policy returnCacheDataDontLoad forbids the network", "x; policy return-cache-dont-load forbids the network"),
-        ("policy dont-load forbids the network", "policy dont-load forbids the network"),
+    @Test("reasons use the policy's name", arguments: [
+        (CachePolicy.dontLoad, "no stored response; policy return-cache-dont-load forbids the network"),
+        (CachePolicy.returnCacheDataDontLoad, "no stored response; policy return-cache-dont-load forbids the network"),
+        (CachePolicy.reloadIgnoringLocalCacheData, "policy reload: the cache is not read"),
     ])
-    func policyNames(_ input: String, _ expected: String) {
-        #expect(ErrorText.clean(input) == expected)
+    func policyNames(_ policy: CachePolicy, _ expected: String) throws {
+        let request = CacheRequest(url: try #require(URL(string: "http://h/x")))
+        let reason = RFC9111.evaluate(request: request, stored: nil, now: Date(timeIntervalSince1970: 0),
+                                      options: EvaluationOptions(policy: policy)).reason
+        #expect(reason == expected)
+        #expect(!reason.contains("dontLoad") && !reason.contains("CacheData"))
     }
 
     @Test func notCachedErrorUsesTheCLISpelling() async throws {

@@ -121,7 +121,7 @@ import Testing
             } catch {
                 #expect(error.code == .notCached)
                 #expect(error.description.hasPrefix("not cached: "))
-                #expect(error.description.contains("policy dont-load"))
+                #expect(error.description.contains("policy return-cache-dont-load"))
                 #expect(!error.description.contains("dontLoad") && !error.description.contains("DownloadError"))
             }
         }

@@ -68,12 +68,12 @@ import Testing
         Case(response: ["Last-Modified: \(Fixture.date(-10_000))"], now: 999, expected: .useStored, reasonContains: "heuristic"),
         Case(response: ["Last-Modified: \(Fixture.date(-10_000))"], now: 1000, expected: .revalidate),
         // Policies.
-        Case(response: ["Cache-Control: max-age=100"], now: 1, options: EvaluationOptions(policy: .reloadIgnoringLocalCacheData), expected: .fetch, reasonContains: "reloadIgnoringLocalCacheData"),
+        Case(response: ["Cache-Control: max-age=100"], now: 1, options: EvaluationOptions(policy: .reloadIgnoringLocalCacheData), expected: .fetch, reasonContains: "policy reload:"),
         Case(response: ["Cache-Control: max-age=100", "Age: 99999"], now: 1, options: EvaluationOptions(policy: .returnCacheDataElseLoad), expected: .useStored, reasonContains: "stale"),
         Case(response: ["Cache-Control: no-cache"], now: 1, options: EvaluationOptions(policy: .onlyLoadIfNotCached), expected: .useStored),
         Case(response: ["Cache-Control: max-age=1, must-revalidate"], now: 99, options: EvaluationOptions(policy: .returnCacheDataDontLoad), expected: .useStored),
         Case(response: ["Cache-Control: max-age=1"], now: 99, options: EvaluationOptions(policy: .dontLoad), expected: .useStored),
-        Case(response: ["Cache-Control: max-age=100", etag], now: 1, options: EvaluationOptions(policy: .reloadRevalidatingCacheData), expected: .revalidate, reasonContains: "reloadRevalidatingCacheData"),
+        Case(response: ["Cache-Control: max-age=100", etag], now: 1, options: EvaluationOptions(policy: .reloadRevalidatingCacheData), expected: .revalidate, reasonContains: "policy reload-revalidating"),
         Case(response: ["Cache-Control: max-age=100"], now: 1, options: EvaluationOptions(policy: .reloadRevalidatingCacheData), expected: .fetch),
         // Overrides: caller lifetime replaces the server's; ignoreServerCacheControl drops no-cache and max-age.
         Case(response: ["Cache-Control: max-age=0", etag], now: 50, options: EvaluationOptions(lifetimeOverride: 60), expected: .useStored, reasonContains: "caller's lifetime"),
