@@ -1,11 +1,7 @@
 import CacheStore
+import CacheSystem
 import Foundation
 import HTTPCacheSemantics
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// Errors in words for messages and logs. The package's own error types say their words in `description`;
 /// this adds Foundation's errors, which otherwise print as `Error Domain=... Code=... UserInfo={...}`.
@@ -24,9 +20,9 @@ package enum ErrorWords {
 
     /// A Foundation error in words, on one line: the POSIX reason, a Cocoa file error by name, else the localized description.
     package static func describe(_ error: NSError) -> String {
-        if error.domain == NSPOSIXErrorDomain { return String(cString: strerror(Int32(truncatingIfNeeded: error.code))) }
+        if error.domain == NSPOSIXErrorDomain { return systemMessage(error.code) }
         if let underlying = error.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
-            return String(cString: strerror(Int32(truncatingIfNeeded: underlying.code)))
+            return systemMessage(underlying.code)
         }
         if error.domain == NSCocoaErrorDomain {
             switch error.code {
@@ -39,6 +35,13 @@ package enum ErrorWords {
             }
         }
         return error.localizedDescription.replacingOccurrences(of: "\r\n", with: " ").replacingOccurrences(of: "\n", with: " ")
+    }
+
+    /// The system's message for the error number `code` (`Is a directory` for `EISDIR`).
+    private static func systemMessage(_ code: Int) -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        cs_error_message(Int32(truncatingIfNeeded: code), &buffer, buffer.count)
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// The standard reason phrase of `status` (RFC 9110 §15, ``HTTPStatusText``'s table), or "" for an unknown code.
