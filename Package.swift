@@ -47,8 +47,8 @@ let package = Package(
         // The command-line tool's logic, a library so tests can drive it.
         .target(name: "CacheCLI", dependencies: ["DownloadCache", "HTTPCacheSemantics", "CacheStore", "CacheSystem", "CZlib"]),
         .executableTarget(name: "dlcache", dependencies: ["CacheCLI"]),
-        // Fakes for tests: fixed clock, scripted transport, loopback origin launcher.
-        .target(name: "CacheTestSupport", dependencies: ["DownloadCache", "HTTPCacheSemantics", "CacheStore"]),
+        // Fakes for tests: fixed clock, scripted transport, loopback origin launcher, child processes (posix_spawn).
+        .target(name: "CacheTestSupport", dependencies: ["DownloadCache", "HTTPCacheSemantics", "CacheStore", "CacheSystem"]),
 
         .executableTarget(
             name: "dlcache-bench",

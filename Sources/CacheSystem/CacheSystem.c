@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -576,4 +577,48 @@ int cs_sha256(const uint8_t *data, size_t length, uint8_t *out) {
 #else
     return SHA256(data, length, out) == NULL ? -1 : 0;
 #endif
+}
+
+int cs_pipe(int fds[2]) {
+#ifdef __APPLE__
+    if (pipe(fds) != 0) return -1;
+    (void)fcntl(fds[0], F_SETFD, FD_CLOEXEC);
+    (void)fcntl(fds[1], F_SETFD, FD_CLOEXEC);
+    return 0;
+#else
+    return pipe2(fds, O_CLOEXEC) == 0 ? 0 : -1;
+#endif
+}
+
+int cs_spawn(const char *path, char *const argv[], char *const envp[], int input, int output, int error, int32_t *pid) {
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attributes;
+    if ((errno = posix_spawn_file_actions_init(&actions)) != 0) return -1;
+    if ((errno = posix_spawnattr_init(&attributes)) != 0) {
+        posix_spawn_file_actions_destroy(&actions);
+        return -1;
+    }
+    const int sources[3] = {input, output, error};
+    for (int target = 0; target < 3; target++) {
+        if (sources[target] < 0) {
+            posix_spawn_file_actions_addopen(&actions, target, "/dev/null", target == 0 ? O_RDONLY : O_WRONLY, 0);
+        } else {
+            posix_spawn_file_actions_adddup2(&actions, sources[target], target);
+        }
+    }
+#ifdef __APPLE__
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_CLOEXEC_DEFAULT);
+#elif defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
+    posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+#endif
+    pid_t child = 0;
+    int result = posix_spawn(&child, path, &actions, &attributes, argv, envp);
+    posix_spawnattr_destroy(&attributes);
+    posix_spawn_file_actions_destroy(&actions);
+    if (result != 0) {
+        errno = result;
+        return -1;
+    }
+    *pid = (int32_t)child;
+    return 0;
 }

@@ -1,3 +1,4 @@
+import CacheSystem
 import Foundation
 import Synchronization
 #if canImport(Glibc)
@@ -6,71 +7,134 @@ import Glibc
 import Darwin
 #endif
 
-/// A child process started with posix_spawn, its standard input and output on pipes, standard error on /dev/null.
+/// A child process started with posix_spawn (``CacheSystem/cs_spawn``): standard input on a pipe, standard output
+/// and error each on a pipe or /dev/null, no other descriptor of the test process inherited.
 ///
-/// The test origins use it instead of Foundation's `Process`, whose `run()` on Linux can crash (a buffer
-/// over-read while it scans /proc/self/fd) when the test process has many descriptors open
-/// (swift-corelibs-foundation #5472, not in this toolchain).
-final class ChildProcess: Sendable {
-    let pid: pid_t
-    let stdoutFD: Int32
-    private let stdinFD = Mutex<Int32>(-1)
-
-    /// Spawns `arguments` (the first is the executable path); `nil` (errno set) when it cannot be started.
-    init?(_ arguments: [String]) {
-        // A write to a child that died must fail with EPIPE, not kill the test process.
-        signal(SIGPIPE, SIG_IGN)
-        var input: [Int32] = [-1, -1], output: [Int32] = [-1, -1]
-        guard pipe(&input) == 0 else { return nil }
-        guard pipe(&output) == 0 else {
-            close(input[0]); close(input[1])
-            return nil
-        }
-        for fd in [input[1], output[0]] { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-        #if canImport(Glibc)
-        var actions = posix_spawn_file_actions_t()
-        #else
-        var actions: posix_spawn_file_actions_t = nil  // an opaque pointer on Darwin
-        #endif
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, input[0], 0)
-        posix_spawn_file_actions_adddup2(&actions, output[1], 1)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        // The child must keep only 0, 1 and 2: a test's sockets left open in a long-lived origin would keep
-        // connections half-alive after the test closed them. Glibc's posix_spawn_file_actions_addclosefrom_np is
-        // not visible to Swift, so on Linux the fixture scripts close every inherited descriptor above 2 first.
-        #if canImport(Glibc)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        #else
-        var attributes: posix_spawnattr_t = nil
-        posix_spawnattr_init(&attributes)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_CLOEXEC_DEFAULT))
-        #endif
-        defer { posix_spawnattr_destroy(&attributes) }
-        let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        // The environment from Foundation (the same on both platforms; Darwin does not export `environ`).
-        let environment: [UnsafeMutablePointer<CChar>?] = ProcessInfo.processInfo.environment
-            .map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { environment.forEach { free($0) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, arguments[0], &actions, &attributes, argv, environment)
-        close(input[0])
-        close(output[1])
-        guard spawned == 0 else {
-            close(input[1]); close(output[0])
-            errno = spawned
-            return nil
-        }
-        self.pid = pid
-        self.stdoutFD = output[0]
-        stdinFD.withLock { $0 = input[1] }
+/// The tests use it instead of Foundation's `Process`, whose `run()` on Linux can crash the whole test process (a
+/// buffer over-read while it scans /proc/self/fd) when many descriptors are open (swift-corelibs-foundation
+/// #5472, not fixed in this toolchain). The child is reaped by ``wait(timeout:)`` / ``waitUntilExit()`` /
+/// ``stop(grace:)``; one still running when the object goes away is killed (SIGKILL) and reaped.
+public final class ChildProcess: Sendable {
+    /// Where the child's standard output or standard error goes.
+    public enum Output: Sendable {
+        /// A pipe this process reads (``stdout`` / ``stderr``).
+        case pipe
+        /// /dev/null.
+        case discard
     }
 
-    /// Writes all of `data` to the child's standard input; false when it is closed or gone.
-    func writeToStdin(_ data: Data) -> Bool {
+    /// How the child ended.
+    public enum Termination: Sendable, Equatable, CustomStringConvertible {
+        /// `exit(code)` or a return from `main`.
+        case exited(Int32)
+        /// Killed by the signal with this number.
+        case signalled(Int32)
+
+        /// The shell's number for it: the exit code, or 128 + the signal number.
+        public var status: Int32 {
+            switch self {
+            case .exited(let code): code
+            case .signalled(let signal): 128 + signal
+            }
+        }
+
+        public var description: String {
+            switch self {
+            case .exited(let code): "exit \(code)"
+            case .signalled(let signal): "signal \(signal)"
+            }
+        }
+    }
+
+    /// What ``run(_:environment:stdin:timeout:)`` collected.
+    public struct Outcome: Sendable {
+        /// How the child ended; `.signalled(SIGKILL)` when it was killed at the time bound.
+        public var termination: Termination
+        /// True when the child was still running at the time bound and was killed.
+        public var timedOut: Bool
+        /// Everything it wrote to standard output.
+        public var stdout: Data
+        /// Everything it wrote to standard error.
+        public var stderr: Data
+
+        /// ``Termination/status``.
+        public var status: Int32 { termination.status }
+        /// Standard output decoded as UTF-8.
+        public var output: String { String(decoding: stdout, as: UTF8.self) }
+        /// Standard error decoded as UTF-8.
+        public var errorOutput: String { String(decoding: stderr, as: UTF8.self) }
+    }
+
+    /// The child could not be started.
+    public struct LaunchError: Error, Sendable, CustomStringConvertible {
+        /// The program and the system's words for why (`strerror`).
+        public var description: String
+    }
+
+    /// The child's process id.
+    public let pid: pid_t
+    /// The read end of the child's standard output when it is ``Output/pipe``; closed when this object goes away.
+    public let stdout: FileHandle?
+    /// The read end of the child's standard error when it is ``Output/pipe``.
+    public let stderr: FileHandle?
+    private let stdinFD: Mutex<Int32>
+    private let ended = Mutex<Termination?>(nil)
+
+    /// Starts `arguments` (the first is the executable's path).
+    /// - Parameter environment: the child's whole environment; `nil` passes this process's environment on.
+    /// - Throws: ``LaunchError`` when a pipe cannot be made or posix_spawn fails (no such file, not executable).
+    public init(_ arguments: [String], environment: [String: String]? = nil,
+                stdout: Output = .pipe, stderr: Output = .discard) throws(LaunchError) {
+        // A write to a child that died must fail with EPIPE, not kill the test process.
+        signal(SIGPIPE, SIG_IGN)
+        guard let program = arguments.first else { throw LaunchError(description: "no program to start") }
+        var opened: [Int32] = []
+        func makePipe() throws(LaunchError) -> (read: Int32, write: Int32) {
+            var fds: [Int32] = [-1, -1]
+            guard cs_pipe(&fds) == 0 else {
+                let reason = String(cString: strerror(cs_errno()))
+                opened.forEach { _ = close($0) }
+                throw LaunchError(description: "\(program): pipe: \(reason)")
+            }
+            opened += fds
+            return (fds[0], fds[1])
+        }
+        let input = try makePipe()
+        let output = stdout == .pipe ? try makePipe() : nil
+        let error = stderr == .pipe ? try makePipe() : nil
+        let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        let variables = environment ?? ProcessInfo.processInfo.environment
+        let envp: [UnsafeMutablePointer<CChar>?] = variables.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { envp.forEach { free($0) } }
+        var child: Int32 = 0
+        let spawned = cs_spawn(program, argv, envp, input.read, output?.write ?? -1, error?.write ?? -1, &child)
+        let reason = spawned == 0 ? "" : String(cString: strerror(cs_errno()))
+        // This process keeps only its ends: the write end of stdin, the read ends of stdout and stderr.
+        for fd in [input.read, output?.write, error?.write].compactMap({ $0 }) { close(fd) }
+        guard spawned == 0 else {
+            for fd in [input.write, output?.read, error?.read].compactMap({ $0 }) { close(fd) }
+            throw LaunchError(description: "\(program): \(reason)")
+        }
+        pid = child
+        stdinFD = Mutex(input.write)
+        self.stdout = output.map { FileHandle(fileDescriptor: $0.read, closeOnDealloc: true) }
+        self.stderr = error.map { FileHandle(fileDescriptor: $0.read, closeOnDealloc: true) }
+    }
+
+    deinit {
+        closeStdin()
+        if ended.withLock({ $0 }) == nil {
+            kill(pid, SIGKILL)
+            var status: Int32 = 0
+            _ = waitpid(pid, &status, 0)
+        }
+    }
+
+    /// Writes all of `data` to the child's standard input, waiting while the pipe is full; false when standard
+    /// input is closed or the child is gone.
+    @discardableResult
+    public func writeToStdin(_ data: Data) -> Bool {
         stdinFD.withLock { fd in
             guard fd >= 0 else { return false }
             return data.withUnsafeBytes { raw -> Bool in
@@ -79,6 +143,11 @@ final class ChildProcess: Sendable {
                 while offset < raw.count {
                     let written = write(fd, base + offset, raw.count - offset)
                     if written < 0 && errno == EINTR { continue }
+                    if written < 0 && errno == EAGAIN {
+                        var poller = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+                        _ = poll(&poller, 1, 100)
+                        continue
+                    }
                     if written <= 0 { return false }
                     offset += written
                 }
@@ -87,24 +156,174 @@ final class ChildProcess: Sendable {
         }
     }
 
-    /// Closes the child's standard input (it exits then), waits up to 2 s, then SIGKILLs it; idempotent.
-    func stop() {
-        let fd = stdinFD.withLock { fd -> Int32 in
-            let old = fd
-            fd = -1
-            return old
-        }
-        guard fd >= 0 else { return }
-        close(fd)
-        var status: Int32 = 0
-        let deadline = Date().addingTimeInterval(2)
-        while waitpid(pid, &status, WNOHANG) == 0 {
-            if Date() >= deadline {
-                kill(pid, SIGKILL)
-                _ = waitpid(pid, &status, 0)
-                return
+    /// Writes `data` to the child's standard input until all is written or the pipe stays full for `stall`
+    /// (the child stopped reading).
+    /// - Returns: how many bytes of `data` were written (0 when standard input is closed).
+    public func writeToStdin(_ data: Data, stoppingAfterStall stall: Duration) -> Int {
+        stdinFD.withLock { fd in
+            guard fd >= 0 else { return 0 }
+            let flags = fcntl(fd, F_GETFL)
+            _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
+            defer { _ = fcntl(fd, F_SETFL, flags) }
+            let stallMilliseconds = Int32(clamping: stall.components.seconds * 1_000
+                                          + stall.components.attoseconds / 1_000_000_000_000_000)
+            return data.withUnsafeBytes { raw -> Int in
+                guard let base = raw.baseAddress else { return 0 }
+                var offset = 0
+                while offset < raw.count {
+                    let written = write(fd, base + offset, raw.count - offset)
+                    if written > 0 {
+                        offset += written
+                        continue
+                    }
+                    guard written < 0, errno == EAGAIN || errno == EINTR else { break }
+                    var poller = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+                    if poll(&poller, 1, stallMilliseconds) == 0 { break }
+                }
+                return offset
             }
-            usleep(10_000)
         }
+    }
+
+    /// Closes the child's standard input (it sees end of file); idempotent.
+    public func closeStdin() {
+        let fd = stdinFD.withLock { fd -> Int32 in
+            defer { fd = -1 }
+            return fd
+        }
+        if fd >= 0 { close(fd) }
+    }
+
+    /// Sends signal `number` (e.g. `SIGKILL`, `SIGTERM`) to the child unless it was already reaped.
+    public func send(signal number: Int32) {
+        ended.withLock { termination in
+            if termination == nil { _ = kill(pid, number) }
+        }
+    }
+
+    /// How the child ended, or `nil` while it runs (does not wait).
+    public var termination: Termination? {
+        ended.withLock { termination in
+            if termination == nil {
+                var status: Int32 = 0
+                if waitpid(pid, &status, WNOHANG) == pid { termination = Self.decode(status) }
+            }
+            return termination
+        }
+    }
+
+    /// Waits at most `timeout` for the child to end (polling every 5 ms).
+    /// - Returns: how it ended, or `nil` when it still runs after `timeout`.
+    public func wait(timeout: Duration) -> Termination? {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            if let termination { return termination }
+            if ContinuousClock.now >= deadline { return nil }
+            usleep(5_000)
+        }
+    }
+
+    /// Waits (without a bound) until the child ends.
+    @discardableResult
+    public func waitUntilExit() -> Termination {
+        ended.withLock { termination in
+            if let termination { return termination }
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+            let decoded = Self.decode(status)
+            termination = decoded
+            return decoded
+        }
+    }
+
+    /// Closes standard input (a child that reads it exits then), waits up to `grace`, then kills it (SIGKILL);
+    /// idempotent.
+    /// - Returns: how the child ended.
+    @discardableResult
+    public func stop(grace: Duration = .seconds(2)) -> Termination {
+        closeStdin()
+        if let termination = wait(timeout: grace) { return termination }
+        send(signal: SIGKILL)
+        return waitUntilExit()
+    }
+
+    /// Kills the child (SIGKILL) if it still runs and reaps it.
+    @discardableResult
+    public func killAndReap() -> Termination {
+        send(signal: SIGKILL)
+        return waitUntilExit()
+    }
+
+    /// Runs `arguments` to the end: writes `stdin` (then closes it), collects standard output and error, and kills
+    /// the child (SIGKILL) when it has not ended within `timeout`. Blocks the calling thread: in async code use
+    /// ``run(_:environment:stdin:timeout:)``.
+    /// - Throws: ``LaunchError`` when the child cannot be started.
+    public static func runBlocking(_ arguments: [String], environment: [String: String]? = nil, stdin: Data? = nil,
+                                   timeout: Duration = .seconds(60)) throws(LaunchError) -> Outcome {
+        let child = try ChildProcess(arguments, environment: environment, stdout: .pipe, stderr: .pipe)
+        let deadline = ContinuousClock.now + timeout
+        if let stdin { child.writeToStdin(stdin) }
+        child.closeStdin()
+        var collected: [Data] = [Data(), Data()]
+        var open = [child.stdout, child.stderr].map { $0?.fileDescriptor ?? -1 }
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        var timedOut = false
+        while open.contains(where: { $0 >= 0 }) {
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else {
+                timedOut = true
+                break
+            }
+            var pollers = open.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+            let milliseconds = Int32(clamping: left.components.seconds * 1_000 + 1)
+            guard poll(&pollers, nfds_t(pollers.count), min(milliseconds, 1_000)) > 0 else { continue }
+            for index in open.indices where open[index] >= 0 && pollers[index].revents != 0 {
+                let count = read(open[index], &buffer, buffer.count)
+                if count > 0 {
+                    collected[index].append(contentsOf: buffer[0..<count])
+                } else if count == 0 || (errno != EINTR && errno != EAGAIN) {
+                    open[index] = -1
+                }
+            }
+        }
+        var termination = timedOut ? nil : child.wait(timeout: max(deadline - ContinuousClock.now, .seconds(1)))
+        if termination == nil {
+            timedOut = true
+            termination = child.killAndReap()
+        }
+        return Outcome(termination: termination ?? .signalled(SIGKILL), timedOut: timedOut,
+                       stdout: collected[0], stderr: collected[1])
+    }
+
+    /// ``runBlocking(_:environment:stdin:timeout:)`` on a thread of its own, so no thread of Swift's cooperative
+    /// pool waits for the child (other tests' tasks keep running).
+    /// - Throws: ``LaunchError`` when the child cannot be started.
+    public static func run(_ arguments: [String], environment: [String: String]? = nil, stdin: Data? = nil,
+                           timeout: Duration = .seconds(60)) async throws(LaunchError) -> Outcome {
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Outcome, LaunchError>, Never>) in
+            Thread {
+                do throws(LaunchError) {
+                    continuation.resume(returning: .success(try runBlocking(arguments, environment: environment,
+                                                                            stdin: stdin, timeout: timeout)))
+                } catch {
+                    continuation.resume(returning: .failure(error))
+                }
+            }.start()
+        }
+        return try result.get()
+    }
+
+    private static func decode(_ status: Int32) -> Termination {
+        // WIFEXITED / WEXITSTATUS / WTERMSIG are C macros Swift does not import: the same bit layout on Linux and
+        // Apple platforms (low 7 bits the signal, 0 for a normal exit; bits 8-15 the exit code).
+        let signal = status & 0x7f
+        return signal == 0 ? .exited((status >> 8) & 0xff) : .signalled(signal)
+    }
+}
+
+extension ChildProcess {
+    /// This process's environment with `changes` applied (for ``init(_:environment:stdout:stderr:)``).
+    public static func environment(adding changes: [String: String]) -> [String: String] {
+        ProcessInfo.processInfo.environment.merging(changes) { _, new in new }
     }
 }

@@ -132,10 +132,13 @@ public final class HostileOrigin: Sendable {
         guard FileManager.default.fileExists(atPath: script.path) else {
             throw OriginError(description: "hostile origin script not found at \(script.path)")
         }
-        guard let child = ChildProcess(["/usr/bin/env", "python3", "-u", script.path]) else {
-            throw OriginError(description: "cannot launch python3: \(String(cString: strerror(errno)))")
+        let child: ChildProcess
+        do {
+            child = try ChildProcess(["/usr/bin/env", "python3", "-u", script.path])
+        } catch {
+            throw OriginError(description: "cannot launch python3: \(error)")
         }
-        let lines = LineQueue(reading: FileHandle(fileDescriptor: child.stdoutFD, closeOnDealloc: true))
+        let lines = LineQueue(reading: child.stdout ?? FileHandle.nullDevice)
         guard let first = lines.next(timeout: timeout), first.hasPrefix("LISTENING "),
               let port = Int(first.dropFirst("LISTENING ".count)) else {
             child.stop()

@@ -70,10 +70,13 @@ public final class OriginServer: Sendable {
         }
         // posix_spawn, not Foundation's Process (see ChildProcess: Process.run can crash on Linux).
         let tlsArguments = tlsDirectory.map { ["--tls", $0.path] } ?? []
-        guard let child = ChildProcess(["/usr/bin/env", "python3", "-u", script.path] + tlsArguments) else {
-            throw OriginError(description: "cannot launch python3: \(String(cString: strerror(errno)))")
+        let child: ChildProcess
+        do {
+            child = try ChildProcess(["/usr/bin/env", "python3", "-u", script.path] + tlsArguments)
+        } catch {
+            throw OriginError(description: "cannot launch python3: \(error)")
         }
-        let ports = OriginServer.readPort(from: FileHandle(fileDescriptor: child.stdoutFD, closeOnDealloc: true),
+        let ports = OriginServer.readPort(from: child.stdout ?? FileHandle.nullDevice,
                                           timeout: timeout)
         guard let port = ports?.plain, tlsDirectory == nil || ports?.tls != nil else {
             child.stop()

@@ -31,8 +31,7 @@ public final class RedisServer: @unchecked Sendable {
     public let controlUser: String?
     private let directory: URL
     private let lock = NSLock()
-    private var wrapper: Process?
-    private var wrapperInput: Pipe?
+    private var wrapper: ChildProcess?
     private var serverPID: pid_t = 0
 
     /// Whether `redis-server` and `redis-cli` are installed.
@@ -71,37 +70,29 @@ public final class RedisServer: @unchecked Sendable {
                      "daemonize no", "protected-mode no", "loglevel warning",
                      "logfile \(directory.appendingPathComponent("redis.log").path)"] + extraConfiguration
         try (lines.joined(separator: "\n") + "\n").write(to: config, atomically: true, encoding: .utf8)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        // The shell prints the server's pid, then waits for its own stdin to close and kills the server.
-        // The server gets /dev/null for its output, and the shell drops the pipe after the pid, so no descriptor of
-        // this process stays tied to a running server.
-        process.arguments = ["-c", "/usr/bin/redis-server \"$0\" </dev/null >/dev/null 2>&1 & echo $!; exec >/dev/null; "
-                             + "cat >/dev/null; kill -9 $! 2>/dev/null", config.path]
-        let input = Pipe(), output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        // The shell prints the server's pid, then waits for its own stdin to close and kills the server, so a
+        // server never outlives this process. The server gets /dev/null for its output, and the shell drops the
+        // pipe after the pid, so no descriptor of this process stays tied to a running server.
+        let wrapper = try ChildProcess(
+            ["/bin/sh", "-c", "/usr/bin/redis-server \"$0\" </dev/null >/dev/null 2>&1 & echo $!; exec >/dev/null; "
+             + "cat >/dev/null; kill -9 $! 2>/dev/null", config.path])
         var text = ""
         let deadline = Date().addingTimeInterval(10)
         while !text.contains("\n") && Date() < deadline {
-            let chunk = output.fileHandleForReading.availableData
+            let chunk = wrapper.stdout?.availableData ?? Data()
             if chunk.isEmpty { break }
             text += String(decoding: chunk, as: UTF8.self)
         }
-        try? output.fileHandleForReading.close()
         guard let pid = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
-            try? input.fileHandleForWriting.close()
+            wrapper.stop()
             throw RedisServerError(description: "redis-server did not start")
         }
         lock.withLock {
-            wrapper = process
-            wrapperInput = input
+            self.wrapper = wrapper
             serverPID = pid
         }
         // Listening is enough (no persistence: nothing to load). A TCP connect, not a redis-cli per try: every
-        // Process.run costs descriptors and time in the test process.
+        // child process costs descriptors and time in the test process.
         while Date() < deadline {
             if Self.accepts(port) { return }
             usleep(20_000)
@@ -111,9 +102,9 @@ public final class RedisServer: @unchecked Sendable {
 
     /// Kills the server with SIGKILL (a crash: nothing is saved) and waits until its port is closed.
     public func kill() {
-        let (pid, input, process) = lock.withLock { () -> (pid_t, Pipe?, Process?) in
-            defer { serverPID = 0; wrapperInput = nil; wrapper = nil }
-            return (serverPID, wrapperInput, wrapper)
+        let (pid, wrapper) = lock.withLock { () -> (pid_t, ChildProcess?) in
+            defer { serverPID = 0; self.wrapper = nil }
+            return (serverPID, self.wrapper)
         }
         if pid > 0 {
             #if canImport(Glibc)
@@ -122,9 +113,7 @@ public final class RedisServer: @unchecked Sendable {
             _ = Darwin.kill(pid, SIGKILL)
             #endif
         }
-        try? input?.fileHandleForWriting.close()
-        let deadline = Date().addingTimeInterval(5)
-        while process?.isRunning == true && Date() < deadline { usleep(10_000) }
+        wrapper?.stop(grace: .seconds(5))
     }
 
     /// Stops answering (SIGSTOP): connections are accepted by the kernel but no reply ever comes.
@@ -151,30 +140,21 @@ public final class RedisServer: @unchecked Sendable {
     /// given, binary-safe via `-x`); returns its standard output.
     /// - Throws: ``RedisServerError`` when redis-cli cannot run or does not finish within 10 seconds.
     @discardableResult
-    public func cli(_ arguments: [String], stdin: Data? = nil) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/redis-cli")
-        var base = ["-h", "127.0.0.1", "-p", String(port), "--no-auth-warning"]
-        if let controlUser { base += ["--user", controlUser] }
-        if let controlPassword { base += ["-a", controlPassword] }
-        if stdin != nil { base.append("-x") }
-        process.arguments = base + arguments
-        let output = Pipe(), input = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = input
-        try process.run()
-        if let stdin { input.fileHandleForWriting.write(stdin) }
-        try? input.fileHandleForWriting.close()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        try? output.fileHandleForReading.close()
-        let deadline = Date().addingTimeInterval(10)
-        while process.isRunning && Date() < deadline { usleep(5_000) }
-        if process.isRunning {
-            process.terminate()
-            throw RedisServerError(description: "redis-cli \(arguments.joined(separator: " ")) did not finish")
+    public func cli(_ commandArguments: [String], stdin: Data? = nil) throws -> String {
+        var arguments = ["/usr/bin/redis-cli", "-h", "127.0.0.1", "-p", String(port), "--no-auth-warning"]
+        if let controlUser { arguments += ["--user", controlUser] }
+        if let controlPassword { arguments += ["-a", controlPassword] }
+        if stdin != nil { arguments.append("-x") }
+        let outcome: ChildProcess.Outcome
+        do {
+            outcome = try ChildProcess.runBlocking(arguments + commandArguments, stdin: stdin, timeout: .seconds(10))
+        } catch {
+            throw RedisServerError(description: "redis-cli: \(error)")
         }
-        return String(decoding: data, as: UTF8.self)
+        if outcome.timedOut {
+            throw RedisServerError(description: "redis-cli \(commandArguments.joined(separator: " ")) did not finish")
+        }
+        return outcome.output
     }
 
     /// The keys matching `pattern` (`KEYS`, fine for a test server), sorted.

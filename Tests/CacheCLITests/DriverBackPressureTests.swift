@@ -1,3 +1,4 @@
+import CacheTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -45,16 +46,8 @@ struct DriverBackPressureTests {
         signal(SIGPIPE, SIG_IGN)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-bp-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = ["driver", "--cache-dir", directory.path, "--max-in-flight", "4"]
-        let stdin = Pipe()
-        let stdout = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        defer { if process.isRunning { process.terminate() } }
+        let child = try ChildProcess([binary.path, "driver", "--cache-dir", directory.path, "--max-in-flight", "4"])
+        defer { child.killAndReap() }
 
         // Each request is answered locally (only-if-cached with nothing stored: a 504, no origin) and its long id
         // makes each answer about 1 KB, so a few dozen unread answers fill the output pipe.
@@ -65,41 +58,26 @@ struct DriverBackPressureTests {
             input += Array(#"{"id":"\#(n)-\#(pad)","url":"http://127.0.0.1:9/x","headers":[["Cache-Control","only-if-cached"]]}"#.utf8)
             input.append(0x0A)
         }
-        let fd = stdin.fileHandleForWriting.fileDescriptor
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        var offset = 0
-        var blocked = false
         // Write without blocking until the pipe stays full for 2 s (bounded: at most the whole input).
-        while offset < input.count {
-            let n = input.withUnsafeBytes { raw in write(fd, raw.baseAddress! + offset, raw.count - offset) }
-            if n > 0 { offset += n; continue }
-            guard n < 0, errno == EAGAIN || errno == EINTR else { break }
-            var poller = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-            if poll(&poller, 1, 2_000) == 0 {
-                blocked = true
-                break
-            }
-        }
+        let offset = child.writeToStdin(Data(input), stoppingAfterStall: .seconds(2))
         outcome.total = total
-        outcome.blocked = blocked
+        outcome.blocked = offset < input.count
         outcome.acceptedLines = input[0..<offset].filter { $0 == 0x0A }.count
 
         // Now read every answer; the rest of the input goes through and the driver exits 0.
         let collected = Mutex(Data())
         let readerDone = DispatchSemaphore(value: 0)
+        let stdout = child.stdout ?? FileHandle.nullDevice
         Thread {
-            let data = stdout.fileHandleForReading.readDataToEndOfFile()
+            let data = stdout.readDataToEndOfFile()
             collected.withLock { $0 = data }
             readerDone.signal()
         }.start()
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
-        let rest = input[offset...]
-        stdin.fileHandleForWriting.write(Data(rest))
-        try stdin.fileHandleForWriting.close()
+        child.writeToStdin(Data(input[offset...]))
+        child.closeStdin()
         readerDone.wait()
         let output = collected.withLock { $0 }
-        process.waitUntilExit()
-        outcome.exitStatus = process.terminationStatus
+        outcome.exitStatus = child.waitUntilExit().status
         let lines = output.split(separator: 0x0A)
         outcome.answers = lines.count
         var ids = Set<String>()

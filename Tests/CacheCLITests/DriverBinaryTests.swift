@@ -18,8 +18,7 @@ final class DriverProcess: Sendable {
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
     }
 
-    private let process: Process
-    private let stdin: Pipe
+    private let child: ChildProcess
     private let lines = Mutex<[String]>([])
     private let stdoutDone = DispatchSemaphore(value: 0)
 
@@ -27,16 +26,8 @@ final class DriverProcess: Sendable {
     /// - Throws: when the binary is missing or cannot be started.
     init(arguments: [String]) throws {
         let binary = try #require(Self.binaryURL, "dlcache binary not found next to the test bundle")
-        process = Process()
-        process.executableURL = binary
-        process.arguments = ["driver"] + arguments
-        stdin = Pipe()
-        let stdout = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let handle = stdout.fileHandleForReading
+        child = try ChildProcess([binary.path, "driver"] + arguments)
+        let handle = child.stdout ?? FileHandle.nullDevice
         let thread = Thread { [self] in
             var splitter = Data()
             while true {
@@ -56,12 +47,12 @@ final class DriverProcess: Sendable {
 
     /// Writes `line` and a newline to the driver's stdin.
     func send(_ line: String) {
-        stdin.fileHandleForWriting.write(Data((line + "\n").utf8))
+        child.writeToStdin(Data((line + "\n").utf8))
     }
 
     /// Closes the driver's stdin (end of the session).
     func closeInput() {
-        try? stdin.fileHandleForWriting.close()
+        child.closeStdin()
     }
 
     /// The answer lines read so far.
@@ -84,16 +75,14 @@ final class DriverProcess: Sendable {
     /// - Returns: the exit status, or `nil` when the process had to be killed.
     func waitForExit(timeout: TimeInterval = 20) -> Int32? {
         if stdoutDone.wait(timeout: .now() + timeout) == .timedOut {
-            process.terminate()
+            child.killAndReap()
             return nil
         }
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning && Date() < deadline { usleep(10_000) }
-        if process.isRunning {
-            process.terminate()
+        guard let ended = child.wait(timeout: .seconds(timeout)) else {
+            child.killAndReap()
             return nil
         }
-        return process.terminationStatus
+        return ended.status
     }
 }
 

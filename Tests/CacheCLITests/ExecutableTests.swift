@@ -19,26 +19,19 @@ import CacheTestSupport
     /// Runs the binary with `args`; returns its exit status and stdout (read up to `readLimit` bytes, then closed).
     static func run(_ args: [String], env: [String: String], readLimit: Int? = nil) throws -> (status: Int32, out: Data) {
         let binary = try #require(binary)
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = args
-        process.environment = env
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let child = try ChildProcess([binary.path] + args, environment: env)
         var data = Data()
         if let readLimit {
-            data = (try out.fileHandleForReading.read(upToCount: readLimit)) ?? Data()
-            try out.fileHandleForReading.close()
+            data = (try child.stdout?.read(upToCount: readLimit)) ?? Data()
+            try child.stdout?.close()
         } else {
-            data = out.fileHandleForReading.readDataToEndOfFile()
+            data = child.stdout?.readDataToEndOfFile() ?? Data()
         }
-        let deadline = Date().addingTimeInterval(30)
-        while process.isRunning && Date() < deadline { usleep(10_000) }
-        if process.isRunning { process.terminate() }
-        process.waitUntilExit()
-        return (process.terminationStatus, data)
+        guard let ended = child.wait(timeout: .seconds(30)) else {
+            child.killAndReap()
+            return (-1, data)
+        }
+        return (ended.status, data)
     }
 
     @Test(.enabled(if: binary != nil, "dlcache is not built next to the test bundle"))

@@ -14,49 +14,18 @@ import CacheTestSupport
     /// blocking a thread of the cooperative pool (other tests' tasks keep running), killed after 60 s.
     static func run(_ args: [String], directory: URL, asNobody: Bool = false) async throws -> (status: Int32, out: Data, err: String) {
         let binary = try #require(ExecutableTests.binary)
-        let process = Process()
-        if asNobody {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-            process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", binary.path] + args
-        } else {
-            process.executableURL = binary
-            process.arguments = args
-        }
-        process.environment = ["DLCACHE_DIR": directory.path, "HOME": directory.path, "TMPDIR": "/tmp"]
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let pid = process.processIdentifier
-        DispatchQueue.global().asyncAfter(deadline: .now() + 60) { kill(pid, SIGKILL) }
-        let (data, text) = await withCheckedContinuation { (continuation: CheckedContinuation<(Data, Data), Never>) in
-            DispatchQueue.global().async {
-                let group = DispatchGroup()
-                nonisolated(unsafe) var errData = Data()
-                group.enter()
-                DispatchQueue.global().async {
-                    errData = err.fileHandleForReading.readDataToEndOfFile()
-                    group.leave()
-                }
-                let outData = out.fileHandleForReading.readDataToEndOfFile()
-                group.wait()
-                process.waitUntilExit()
-                continuation.resume(returning: (outData, errData))
-            }
-        }
-        return (process.terminationStatus, data, String(decoding: text, as: UTF8.self))
+        let command = asNobody
+            ? ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", binary.path] + args
+            : [binary.path] + args
+        let outcome = try await ChildProcess.run(
+            command, environment: ["DLCACHE_DIR": directory.path, "HOME": directory.path, "TMPDIR": "/tmp"],
+            timeout: .seconds(60))
+        return (outcome.status, outcome.stdout, outcome.errorOutput)
     }
 
     static func mount(_ arguments: [String]) -> Bool {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: arguments[0] == "umount" ? "/bin/umount" : "/bin/mount")
-        process.arguments = Array(arguments.dropFirst())
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return false }
-        process.waitUntilExit()
-        return process.terminationStatus == 0
+        let program = arguments[0] == "umount" ? "/bin/umount" : "/bin/mount"
+        return (try? ChildProcess.runBlocking([program] + arguments.dropFirst(), timeout: .seconds(30)))?.status == 0
     }
 
     static let canMount: Bool = {

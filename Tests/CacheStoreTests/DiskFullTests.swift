@@ -1,21 +1,12 @@
+import CacheTestSupport
 import Foundation
 import Testing
 @testable import CacheStore
 
 /// Runs `/bin/mount` or `/bin/umount`; true on exit status 0.
 func runMount(_ arguments: [String]) -> Bool {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: arguments[0] == "umount" ? "/bin/umount" : "/bin/mount")
-    process.arguments = Array(arguments.dropFirst())
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
-    do {
-        try process.run()
-    } catch {
-        return false
-    }
-    process.waitUntilExit()
-    return process.terminationStatus == 0
+    let program = arguments[0] == "umount" ? "/bin/umount" : "/bin/mount"
+    return (try? ChildProcess.runBlocking([program] + arguments.dropFirst(), timeout: .seconds(30)))?.status == 0
 }
 
 /// True when this process may mount a small tmpfs (root in a container or VM); probed once.

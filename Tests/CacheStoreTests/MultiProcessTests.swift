@@ -33,26 +33,18 @@ func childIdentity(_ info: EntryInfo) -> (seed: Int, index: Int)? {
 /// and returns every index it acknowledged.
 func runAndKillChild(_ binary: URL, directory: URL, seed: Int, acks: Int,
                      whileRunning: () -> Void = {}) throws -> [Int] {
-    let process = Process()
-    process.executableURL = binary
-    process.arguments = ["store-child-writer", directory.path, "\(seed)"]
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    let pid = process.processIdentifier
+    let child = try ChildProcess([binary.path, "store-child-writer", directory.path, "\(seed)"])
     // Watchdog: whatever happens, the child dies within 20 seconds.
-    DispatchQueue.global().asyncAfter(deadline: .now() + 20) { kill(pid, SIGKILL) }
+    DispatchQueue.global().asyncAfter(deadline: .now() + 20) { child.send(signal: SIGKILL) }
     var text = ""
-    let reader = pipe.fileHandleForReading
+    let reader = child.stdout ?? FileHandle.nullDevice
     while text.components(separatedBy: "ACK ").count - 1 < acks {
         let chunk = reader.availableData
         if chunk.isEmpty { break }
         text += String(decoding: chunk, as: UTF8.self)
         whileRunning()
     }
-    kill(pid, SIGKILL)
-    process.waitUntilExit()
+    child.killAndReap()
     text += String(decoding: reader.readDataToEndOfFile(), as: UTF8.self)
     return text.split(separator: "\n").compactMap { line in
         line.hasPrefix("ACK ") ? Int(line.dropFirst(4)) : nil

@@ -1,3 +1,4 @@
+import CacheTestSupport
 import Foundation
 @testable import CacheStore
 
@@ -106,21 +107,9 @@ func treeSnapshot(_ url: URL) -> [String: String] {
 /// Runs `binary` with `arguments` (through `setpriv` as uid/gid 65534 when `asNobody`), waits at most 60 s, and
 /// returns its exit status and standard output.
 func runChild(_ binary: URL, _ arguments: [String], asNobody: Bool = false) throws -> (status: Int32, output: String) {
-    let process = Process()
-    if asNobody {
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-        process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", binary.path] + arguments
-    } else {
-        process.executableURL = binary
-        process.arguments = arguments
-    }
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    let pid = process.processIdentifier
-    DispatchQueue.global().asyncAfter(deadline: .now() + 60) { kill(pid, SIGKILL) }
-    let output = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+    let command = asNobody
+        ? ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", binary.path] + arguments
+        : [binary.path] + arguments
+    let outcome = try ChildProcess.runBlocking(command, timeout: .seconds(60))
+    return (outcome.status, outcome.output)
 }

@@ -8,25 +8,16 @@ import Testing
 @Suite(.serialized) struct BusyStoreTests {
     /// A `sqlite3` process holding an exclusive transaction on `path` until `release()`.
     final class LockHolder: Sendable {
-        let process: Process
-        let input: Pipe
+        let child: ChildProcess
 
         /// Starts `sqlite3 path`, begins an exclusive transaction and waits (at most 10 s) until it holds it.
         init(path: String) throws {
-            process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-            process.arguments = [path]
-            input = Pipe()
-            let output = Pipe()
-            process.standardInput = input
-            process.standardOutput = output
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            input.fileHandleForWriting.write(Data("BEGIN EXCLUSIVE;\nSELECT 'locked';\n".utf8))
+            child = try ChildProcess(["/usr/bin/sqlite3", path])
+            child.writeToStdin(Data("BEGIN EXCLUSIVE;\nSELECT 'locked';\n".utf8))
             var seen = Data()
             let deadline = Date().addingTimeInterval(10)
             while !String(decoding: seen, as: UTF8.self).contains("locked") && Date() < deadline {
-                let chunk = output.fileHandleForReading.availableData
+                let chunk = child.stdout?.availableData ?? Data()
                 if chunk.isEmpty { break }
                 seen.append(chunk)
             }
@@ -35,11 +26,8 @@ import Testing
 
         /// Ends the transaction and the process.
         func release() {
-            input.fileHandleForWriting.write(Data("ROLLBACK;\n".utf8))
-            try? input.fileHandleForWriting.close()
-            let deadline = Date().addingTimeInterval(5)
-            while process.isRunning && Date() < deadline { usleep(10_000) }
-            if process.isRunning { process.terminate() }
+            child.writeToStdin(Data("ROLLBACK;\n".utf8))
+            child.stop(grace: .seconds(5))
         }
     }
 

@@ -30,21 +30,21 @@ import Testing
             // loaded machine delays this test's tasks.
             try await h.origin.configure(path: "/big", headers: [("Cache-Control", "max-age=600")],
                                          size: 16 << 20, chunkDelay: 0.2)
-            let child = Process()
-            child.executableURL = binary
             // Its own cache root: no other instance may hold it open, so the next open runs full recovery.
             let root = h.directory.appendingPathComponent("child-root", isDirectory: true)
-            child.arguments = ["get", h.origin.url("/big").absoluteString, "--cache-dir", root.path,
-                               "-o", "/dev/null"]
-            child.standardOutput = FileHandle.nullDevice
-            child.standardError = FileHandle.nullDevice
-            try child.run()
-            // The kill runs on a GCD timer, independent of the (possibly busy) cooperative thread pool.
-            let pid = child.processIdentifier
-            DispatchQueue.global().asyncAfter(deadline: .now() + 0.3 + seconds) { kill(pid, SIGKILL) }
-            child.waitUntilExit()
-            #expect(child.terminationReason == .uncaughtSignal)
+            let child = try ChildProcess([binary.path, "get", h.origin.url("/big").absoluteString,
+                                          "--cache-dir", root.path, "-o", "/dev/null"], stdout: .discard)
+            // The kill lands `seconds` after the origin saw the request (polled, bounded at 30 s): mid-transfer
+            // however long the child took to start on a loaded machine.
+            for _ in 0..<3_000 where try await h.hits("/big").total == 0 && child.termination == nil {
+                try await Task.sleep(for: .milliseconds(10))
+            }
             #expect(try await h.hits("/big").total > 0, "the child never reached the origin")
+            // The kill runs on a GCD timer, independent of the (possibly busy) cooperative thread pool.
+            DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { child.send(signal: SIGKILL) }
+            // Polled (bounded at 60 s), so no thread of the cooperative pool blocks in waitpid.
+            for _ in 0..<6_000 where child.termination == nil { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(child.killAndReap() == .signalled(SIGKILL))
 
             var configuration = DownloadCache.Configuration(directory: root)
             configuration.log = { _ in }

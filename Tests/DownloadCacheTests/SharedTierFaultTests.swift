@@ -225,18 +225,12 @@ struct SharedTierHostileServerTests {
                 conn, _ = server.accept()
                 threading.Thread(target=drip, args=(conn,), daemon=True).start()
             """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-u", "-c", script]
-        let input = Pipe(), output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
-        defer { try? input.fileHandleForWriting.close() }
+        let dripper = try ChildProcess(["/usr/bin/env", "python3", "-u", "-c", script])
+        defer { dripper.stop() }
         var line = ""
         let deadline = Date().addingTimeInterval(10)
         while !line.contains("\n") && Date() < deadline {   // python -u writes the line in pieces
-            let chunk = output.fileHandleForReading.availableData
+            let chunk = dripper.stdout?.availableData ?? Data()
             if chunk.isEmpty { break }
             line += String(decoding: chunk, as: UTF8.self)
         }

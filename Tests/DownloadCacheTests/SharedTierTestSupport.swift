@@ -122,26 +122,20 @@ let dlcacheChildBinary: URL? = {
 func runChildren(_ count: Int, binary: URL, environment: [String: String] = [:], timeout: TimeInterval = 60,
                  outputDirectory: URL, arguments: (Int) -> [String]) async throws -> [(status: Int32, body: Data)] {
     try FileManager.default.createDirectory(at: outputDirectory, withIntermediateDirectories: true)
-    var children: [(Process, URL)] = []
+    var children: [(ChildProcess, URL)] = []
     for index in 0..<count {
         let output = outputDirectory.appendingPathComponent("child-\(index).body")
-        let child = Process()
-        child.executableURL = binary
-        child.arguments = arguments(index) + ["-o", output.path]
-        var env = ProcessInfo.processInfo.environment
-        for (name, value) in environment { env[name] = value }
-        child.environment = env
-        child.standardOutput = FileHandle.nullDevice
-        child.standardError = FileHandle.nullDevice
-        try child.run()
+        let child = try ChildProcess([binary.path] + arguments(index) + ["-o", output.path],
+                                     environment: ChildProcess.environment(adding: environment), stdout: .discard)
         children.append((child, output))
     }
     let deadline = Date().addingTimeInterval(timeout)
-    for (child, _) in children {
-        while child.isRunning && Date() < deadline { try await Task.sleep(nanoseconds: 10_000_000) }
-        if child.isRunning { child.terminate() }
+    var results: [(status: Int32, body: Data)] = []
+    for (child, output) in children {
+        while child.termination == nil && Date() < deadline { try await Task.sleep(nanoseconds: 10_000_000) }
+        let status = child.termination?.status ?? -1
+        child.killAndReap()
+        results.append((status, (try? Data(contentsOf: output)) ?? Data()))
     }
-    return children.map { child, output in
-        (child.isRunning ? -1 : child.terminationStatus, (try? Data(contentsOf: output)) ?? Data())
-    }
+    return results
 }

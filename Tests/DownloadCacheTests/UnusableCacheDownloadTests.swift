@@ -20,14 +20,8 @@ import Testing
 
     /// Runs `mount` with `arguments`; true on exit status 0.
     static func mount(_ arguments: [String]) -> Bool {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: arguments[0] == "umount" ? "/bin/umount" : "/bin/mount")
-        process.arguments = Array(arguments.dropFirst())
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return false }
-        process.waitUntilExit()
-        return process.terminationStatus == 0
+        let program = arguments[0] == "umount" ? "/bin/umount" : "/bin/mount"
+        return (try? ChildProcess.runBlocking([program] + arguments.dropFirst(), timeout: .seconds(30)))?.status == 0
     }
 
     /// True when this process may mount a tmpfs (root): a read-only mount is read-only for root too.

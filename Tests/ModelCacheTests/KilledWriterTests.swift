@@ -1,3 +1,4 @@
+import CacheTestSupport
 import Foundation
 import Testing
 @testable import ModelCache
@@ -83,25 +84,16 @@ struct KilledWriterTests {
     /// Starts the child, reads ACK lines until `after` arrived, SIGKILLs it; returns the highest ACK read
     /// (-1 if none). A watchdog kills the child after 60 seconds whatever happens.
     private func runAndKill(_ executable: URL, directory: URL, round: Int, after: Int) throws -> Int {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = ["--testing-library", "swift-testing", "--filter", "childWriterProcess"]
-        var environment = ProcessInfo.processInfo.environment
-        environment[KilledWriter.directoryVariable] = directory.path
-        environment[KilledWriter.roundVariable] = String(round)
-        process.environment = environment
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let pid = process.processIdentifier
-        DispatchQueue.global().asyncAfter(deadline: .now() + 60) { [process] in
-            if process.isRunning { kill(pid, SIGKILL) }
-        }
+        let child = try ChildProcess(
+            [executable.path, "--testing-library", "swift-testing", "--filter", "childWriterProcess"],
+            environment: ChildProcess.environment(adding: [KilledWriter.directoryVariable: directory.path,
+                                                           KilledWriter.roundVariable: String(round)]))
+        DispatchQueue.global().asyncAfter(deadline: .now() + 60) { child.send(signal: SIGKILL) }
+        let output = child.stdout ?? FileHandle.nullDevice
         var highest = -1
         var pending = ""
         reading: while true {
-            let chunk = output.fileHandleForReading.availableData
+            let chunk = output.availableData
             if chunk.isEmpty { break }   // EOF: the child ended (or the watchdog killed it)
             pending += String(decoding: chunk, as: UTF8.self)
             while let newline = pending.firstIndex(of: "\n") {
@@ -111,8 +103,7 @@ struct KilledWriterTests {
                 if highest >= after { break reading }
             }
         }
-        kill(pid, SIGKILL)
-        process.waitUntilExit()
+        child.killAndReap()
         return highest
     }
 }

@@ -197,6 +197,18 @@ int cs_hmac_sha256(const uint8_t *key, size_t key_length, const uint8_t *data, s
 /// when the library fails or `length` is beyond what it accepts.
 int cs_sha256(const uint8_t *data, size_t length, uint8_t *out);
 
+// MARK: Child processes (the test support's fixtures and the built tools run as children)
+
+/// A pipe whose two ends are close-on-exec, so a child started at the same time by another thread never
+/// inherits them: `fds[0]` reads, `fds[1]` writes. 0 or -1.
+int cs_pipe(int fds[2]);
+/// Starts the program at `path` (posix_spawn) with `argv` and `envp` (NULL-terminated) as a child whose
+/// descriptors 0, 1 and 2 are `input`, `output` and `error` (-1: /dev/null) and which inherits no other
+/// descriptor of this process (Linux: posix_spawn_file_actions_addclosefrom_np, glibc 2.34 and later; Apple
+/// platforms: POSIX_SPAWN_CLOEXEC_DEFAULT), so a test's sockets and pipes never stay open in a child.
+/// 0 with the child's process id in `*pid`, or -1.
+int cs_spawn(const char *path, char *const argv[], char *const envp[], int input, int output, int error, int32_t *pid);
+
 #ifdef __cplusplus
 }
 #endif
