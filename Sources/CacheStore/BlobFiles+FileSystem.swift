@@ -1,0 +1,212 @@
+import Foundation
+import CacheSystem
+
+/// The file-system calls on a namespace's files: listing, creating, writing, syncing, renaming, deleting and
+/// reading, each relative to a directory descriptor of ``DirectoryHandles`` and through the portable system layer
+/// (`CacheSystem`), with error numbers turned into `CacheStoreError`. None follows a symbolic link.
+extension BlobFiles {
+    /// True when `path` exists and is a directory (following symbolic links: for the caller's cache directory).
+    static func isDirectory(_ path: String) -> Bool {
+        var info = cs_file_info()
+        return cs_stat_path(path, 1, &info) == 0 && info.isDirectory
+    }
+
+    /// Names in the directory `fd` (no `.`/`..`), or `[]` when it cannot be read.
+    static func list(_ fd: Int32) -> [String] {
+        guard fd >= 0, let listing = cs_listing_open_at(fd, ".") else { return [] }
+        defer { cs_listing_close(listing) }
+        var names: [String] = []
+        while let name = cs_listing_next(listing) { names.append(String(cString: name)) }
+        return names
+    }
+
+    /// Names in the directory at `path` (not following a final symbolic link), or `[]` when it cannot be read.
+    static func list(_ path: String) -> [String] {
+        let fd = cs_open_directory_at(cs_current_directory(), path)
+        guard fd >= 0 else { return [] }
+        defer { _ = cs_close(fd) }
+        return list(fd)
+    }
+
+    /// Opens a new file in `tmp/` for writing; returns its descriptor and name.
+    /// - Throws: `CacheStoreError` from `open`.
+    func createTemporaryFile() throws(CacheStoreError) -> (fd: Int32, name: String) {
+        let name = Self.newID()
+        let fd = cs_open_file_at(handles.tmp, name, CS_OPEN_WRITE, CS_OPEN_CREATE_NEW, 0o600)
+        guard fd >= 0 else { throw CacheStoreError.posix(cs_errno(), "create \(tmpPath)/\(name)") }
+        return (fd, name)
+    }
+
+    /// Writes all of `data` to `fd`.
+    /// - Throws: `CacheStoreError` (e.g. `.diskFull` on `ENOSPC`).
+    static func writeAll(_ fd: Int32, _ data: Data, path: String) throws(CacheStoreError) {
+        let failed = data.withUnsafeBytes { raw -> Bool in
+            guard let base = raw.baseAddress, raw.count > 0 else { return false }
+            return cs_write_all(fd, base, raw.count) != 0
+        }
+        if failed { throw CacheStoreError.posix(cs_errno(), "write \(path)") }
+    }
+
+    /// Makes `fd`'s data durable (`fsync`; `F_FULLFSYNC` on Apple platforms).
+    /// - Throws: `CacheStoreError` from the sync.
+    static func sync(_ fd: Int32, path: String) throws(CacheStoreError) {
+        if cs_sync(fd) != 0 { throw CacheStoreError.posix(cs_errno(), "fsync \(path)") }
+    }
+
+    /// Flushes `blobs/`'s entries (after a rename into it).
+    func syncBlobsDirectory() {
+        _ = cs_sync(handles.blobs)
+    }
+
+    /// `renameat(2)` of `tmp/<name>` to `blobs/<id>`.
+    /// - Throws: `CacheStoreError` from `rename`.
+    func moveIntoBlobs(temporary name: String, id: String) throws(CacheStoreError) {
+        if cs_rename_at(handles.tmp, name, handles.blobs, id) != 0 {
+            throw CacheStoreError.posix(cs_errno(), "rename tmp/\(name) to blobs/\(id)")
+        }
+    }
+
+    /// Deletes `blobs/<id>` (a symbolic link there is deleted, never its target; a directory is left).
+    func removeBlob(_ id: String) {
+        _ = cs_unlink_at(handles.blobs, id)
+    }
+
+    /// Deletes `tmp/<name>`.
+    func removeTemporary(_ name: String) {
+        _ = cs_unlink_at(handles.tmp, name)
+    }
+
+    /// Deletes `sessions/<name>`.
+    func removeSession(_ name: String) {
+        _ = cs_unlink_at(handles.sessions, name)
+    }
+
+    /// Deletes the file at `path` (never a directory; a symbolic link itself, not its target).
+    static func remove(_ path: String) {
+        _ = cs_unlink(path)
+    }
+
+    /// Deletes whatever is called `name` in the directory `fd` — a file, a symbolic link (not its target) or a
+    /// whole directory tree, descending only through directories opened without following symbolic links.
+    /// - Returns: nil when it is gone (or was already missing), else why it could not be deleted.
+    static func removeAnything(_ fd: Int32, _ name: String, depth: Int = 0) -> String? {
+        var info = cs_file_info()
+        guard cs_stat_at(fd, name, &info) == 0 else {
+            let err = cs_errno()
+            return cs_classify_error(err) == CS_ERROR_NOT_FOUND ? nil : message(err)
+        }
+        if !info.isDirectory {
+            if cs_unlink_at(fd, name) == 0 { return nil }
+            let err = cs_errno()
+            return cs_classify_error(err) == CS_ERROR_NOT_FOUND ? nil : message(err)
+        }
+        guard depth < 64 else { return "directory tree too deep" }
+        let child = cs_open_directory_at(fd, name)
+        guard child >= 0 else { return message(cs_errno()) }
+        var failure: String?
+        for entry in list(child) {
+            if let problem = removeAnything(child, entry, depth: depth + 1) { failure = failure ?? problem }
+        }
+        _ = cs_close(child)
+        if cs_remove_directory_at(fd, name) == 0 { return nil }
+        let err = cs_errno()
+        return cs_classify_error(err) == CS_ERROR_NOT_FOUND ? nil : (failure ?? message(err))
+    }
+
+    /// The system's message for error number `err`.
+    static func message(_ err: Int32) -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        cs_error_message(err, &buffer, buffer.count)
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// Information about `name` in the directory `fd` (not following a symbolic link), or nil when absent.
+    static func info(_ fd: Int32, _ name: String) -> cs_file_info? {
+        var info = cs_file_info()
+        return cs_stat_at(fd, name, &info) == 0 ? info : nil
+    }
+
+    /// The size of the regular file at `path` in bytes, or nil when it does not exist or is not a regular file
+    /// (a symbolic link is not followed).
+    static func fileSize(_ path: String) -> Int64? {
+        var info = cs_file_info()
+        guard cs_stat_path(path, 0, &info) == 0, info.isRegular else { return nil }
+        return info.size
+    }
+
+    /// The size of the regular file `blobs/<id>`, or nil when it is missing or not a regular file.
+    func blobSize(_ id: String) -> Int64? {
+        guard let info = Self.info(handles.blobs, id), info.isRegular else { return nil }
+        return info.size
+    }
+
+    /// Reads the whole blob `id` when its size is `expectedSize`; also returns the file's identity.
+    /// - Throws: `CacheStoreError`: `.notFound` when absent, `.io` on a short or long file, `.unsafeFile` for a
+    ///   symbolic link or non-regular file.
+    func readBlob(_ id: String, expectedSize: Int64) throws(CacheStoreError) -> (Data, FileIdentity) {
+        try withOpenBlob(id, expectedSize: expectedSize) { (fd, path, identity) throws(CacheStoreError) in
+            (try Self.readAll(fd: fd, path: path, count: Int(expectedSize)), identity)
+        }
+    }
+
+    /// Opens `name` in the directory `fd` for reading (no symbolic link, regular files only).
+    /// - Throws: `CacheStoreError` naming `path`.
+    static func openForReading(_ fd: Int32, _ name: String, path: String) throws(CacheStoreError) -> Int32 {
+        let file = cs_open_file_at(fd, name, CS_OPEN_READ, CS_OPEN_EXISTING, 0)
+        guard file >= 0 else { throw CacheStoreError.posix(cs_errno(), "open \(path)") }
+        return file
+    }
+
+    /// Opens blob `id` for reading and checks its size is `expectedSize`; the caller closes the descriptor.
+    /// - Throws: `CacheStoreError`: `.notFound` when absent, `.io` when the size differs, `.unsafeFile`.
+    func openBlob(_ id: String, expectedSize: Int64) throws(CacheStoreError) -> (fd: Int32, identity: FileIdentity) {
+        let path = blobPath(id)
+        let fd = try Self.openForReading(handles.blobs, id, path: path)
+        var info = cs_file_info()
+        guard cs_stat_fd(fd, &info) == 0 else {
+            let error = CacheStoreError.posix(cs_errno(), "fstat \(path)")
+            _ = cs_close(fd)
+            throw error
+        }
+        guard info.size == expectedSize, expectedSize >= 0, expectedSize <= Int64(Int.max) else {
+            _ = cs_close(fd)
+            throw CacheStoreError(.io, "size of \(path) is \(info.size), index says \(expectedSize)")
+        }
+        return (fd, FileIdentity(info))
+    }
+
+    /// Opens blob `id` and runs `body` with its descriptor, path and identity when its size is `expectedSize`.
+    /// - Throws: `CacheStoreError`: `.notFound` when absent, `.io` when the size differs; `body`'s error.
+    func withOpenBlob<T>(_ id: String, expectedSize: Int64,
+                                 _ body: (Int32, String, FileIdentity) throws(CacheStoreError) -> T) throws(CacheStoreError) -> T {
+        let (fd, identity) = try openBlob(id, expectedSize: expectedSize)
+        defer { _ = cs_close(fd) }
+        return try body(fd, blobPath(id), identity)
+    }
+
+    /// Reads exactly `count` bytes from `fd` (named `path` in errors).
+    /// - Throws: `CacheStoreError` from `read`; `.io` when the file ends early.
+    private static func readAll(fd: Int32, path: String, count: Int) throws(CacheStoreError) -> Data {
+        var data = Data(count: count)
+        let failure: Int32 = data.withUnsafeMutableBytes { raw -> Int32 in
+            guard let base = raw.baseAddress else { return 0 }
+            var offset = 0
+            while offset < count {
+                let n = cs_read(fd, base + offset, count - offset)
+                if n < 0 { return cs_errno() }
+                if n == 0 { return -1 }
+                offset += Int(n)
+            }
+            return 0
+        }
+        if failure == -1 { throw CacheStoreError(.io, "read \(path): the file ended early") }
+        if failure != 0 { throw CacheStoreError.posix(failure, "read \(path)") }
+        return data
+    }
+}
+
+extension cs_file_info {
+    var isRegular: Bool { kind == CS_KIND_REGULAR.rawValue }
+    var isDirectory: Bool { kind == CS_KIND_DIRECTORY.rawValue }
+    var isSymbolicLink: Bool { kind == CS_KIND_SYMLINK.rawValue }
+}
