@@ -213,10 +213,10 @@ final class CurlTransfer: @unchecked Sendable {
         return String(cString: curl_easy_strerror(code))
     }
 
-    /// Whether the last response carries a body whose length Content-Length states (RFC 9110 §8.6).
+    /// Whether the last response has content (``RFC9111/responseHasContent(method:status:)``).
     private var bodyExpected: Bool {
         guard let status = head.status else { return false }
-        return !(request.method == "HEAD" || status == 204 || status == 304 || (100..<200).contains(status))
+        return RFC9111.responseHasContent(method: request.method, status: status)
     }
 
     /// The truncation error for a body cut off after `received` bytes: against its Content-Length, as a chunked
@@ -270,10 +270,9 @@ final class CurlTransfer: @unchecked Sendable {
         guard let status = head.status, head.isComplete else {
             return .failure(.connectionFailed("no HTTP response head received"))
         }
-        if bodyExpected, let expected = head.contentLength, received != expected {
-            // Fewer bytes than announced: cut off. More cannot arrive over HTTP/1.1 (libcurl stops at the
-            // length), so a difference either way means the body is not the one announced.
-            return .failure(.truncated(expected: expected, received: received))
+        if let truncation = TransportError.truncation(method: request.method, status: status, headers: head.headers,
+                                                      received: received) {
+            return .failure(truncation)
         }
         var url = request.url
         var effective: UnsafeMutablePointer<CChar>?

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import HTTPCacheSemantics
 import Synchronization
 
 /// ``URLSessionTransport``'s GET/HEAD path: one delegate-driven data task per request. A body announced up to
@@ -77,7 +78,7 @@ final class DataExchange: Sendable {
         }
         let status = http?.statusCode ?? 200
         let length = response.expectedContentLength
-        let hasBody = URLSessionTransportDelegate.bodyExpected(method: request.method, status: status)
+        let hasBody = RFC9111.responseHasContent(method: request.method, status: status)
         let small = !hasBody || (length >= 0 && length <= limit)
         let file = small ? nil : try? FileHandle(forWritingTo: bodyFile)
         let task = state.withLock { state -> URLSessionTask? in

@@ -157,11 +157,8 @@ extension DownloadCache {
         var chosenWasSelected = false
         for (index, candidate) in all.enumerated() where selected.contains(index) {
             var metadata = candidate.metadata
-            metadata.stored = RFC9111.freshen(metadata.stored, with: notModified,
-                                              requestTime: requestTime, responseTime: responseTime)
-            if let expiresIn = options.expiresIn {
-                metadata.stored.overrideExpiry = responseTime.addingTimeInterval(expiresIn)
-            }
+            metadata.stored = RFC9111.freshen(metadata.stored, with: notModified, requestTime: requestTime,
+                                              responseTime: responseTime, options: evaluationOptions(options))
             persist(metadata, for: candidate.key)
             if candidate.key == stored.key {
                 chosen = StoredCandidate(info: candidate.info, metadata: metadata)

@@ -58,7 +58,7 @@ extension DownloadCache {
 
     /// Builds the response for a stored candidate; `nil` when its body is gone or corrupt (then it is a miss).
     ///
-    /// Renews a sliding expiry (the seeds' `updateExpiryDateIfInCache`) and pins when the options ask.
+    /// Renews a sliding expiry and pins when the options ask.
     func serve(_ candidate: StoredCandidate, request: CacheRequest, source: ResponseSource, reason: String,
                options: RequestOptions, now: Date) -> CachedResponse? {
         var stored = candidate.metadata.stored
@@ -83,7 +83,7 @@ extension DownloadCache {
             blobURL = file.url
             opened = file
         }
-        let (age, fresh) = freshness(of: stored, now: now, options: options)
+        let (age, fresh) = RFC9111.reportedFreshness(stored, now: now, options: evaluationOptions(options))
         if source == .cache || source == .revalidated {
             renewIfSliding(&stored, candidate: candidate, options: options, now: now)
         }
@@ -123,7 +123,7 @@ extension DownloadCache {
         if source == .cache || source == .revalidated {
             renewIfSliding(&stored, candidate: candidate, options: options, now: now)
         }
-        let (age, fresh) = freshness(of: stored, now: now, options: options)
+        let (age, fresh) = RFC9111.reportedFreshness(stored, now: now, options: evaluationOptions(options))
         var response = CachedResponse(url: request.url, status: 304, statusText: "Not Modified",
                                       headers: RFC9111.notModifiedHeaders(stored, now: now, revalidated: source == .revalidated),
                                       body: .data(Data()), bodySize: 0, source: source, age: age, isFresh: fresh,
@@ -133,14 +133,14 @@ extension DownloadCache {
         return response
     }
 
-    /// Sliding expiry: moves `overrideExpiry` to now + the sliding lifetime and persists it.
+    /// Sliding expiry (``RFC9111/renewedAfterHit(_:now:requestedSliding:)``): renews the expiry of a stored
+    /// response that has a sliding lifetime, or that this request asks to renew, and persists it.
     private func renewIfSliding(_ stored: inout StoredResponse, candidate: StoredCandidate, options: RequestOptions,
                                 now: Date) {
-        var lifetime = stored.slidingLifetime
-        if options.renewExpiryOnHit, let requested = options.expiresIn { lifetime = requested }
-        guard let lifetime else { return }
-        stored.slidingLifetime = lifetime
-        stored.overrideExpiry = now.addingTimeInterval(lifetime)
+        let requested = options.renewExpiryOnHit ? options.expiresIn : nil
+        let renewed = RFC9111.renewedAfterHit(stored, now: now, requestedSliding: requested)
+        guard renewed.slidingLifetime != nil else { return }
+        stored = renewed
         var metadata = candidate.metadata
         metadata.stored = stored
         persist(metadata, for: candidate.key)

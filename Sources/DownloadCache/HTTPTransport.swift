@@ -181,6 +181,16 @@ public enum TransportError: Error, Sendable, Hashable, CustomStringConvertible {
 }
 
 extension TransportError {
+    /// ``truncated(expected:received:)`` when `received` body bytes are not the complete content of a response
+    /// to `method` with `status` and `headers` (``RFC9111/isComplete(method:response:receivedBodyBytes:)``);
+    /// `nil` when they are.
+    static func truncation(method: String, status: Int, headers: HTTPHeaders, received: Int64) -> TransportError? {
+        let response = CacheResponse(status: status, headers: headers)
+        guard !RFC9111.isComplete(method: method, response: response, receivedBodyBytes: received) else { return nil }
+        let expected = RFC9111.announcedContentLength(method: method, response: response) ?? -1
+        return .truncated(expected: expected, received: received)
+    }
+
     /// `seconds` without a needless fraction (`30`, `1.5`).
     static func seconds(_ value: TimeInterval) -> String {
         value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)

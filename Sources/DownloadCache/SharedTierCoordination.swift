@@ -150,7 +150,7 @@ extension DownloadCache {
                                         options: configuration.evaluationOptions(options))
         if case .useStored(let reason) = decision, best.entry.body.count <= configuration.inMemoryBodyLimit,
            !options.pin, stored.slidingLifetime == nil {
-            let (age, fresh) = freshness(of: stored, now: now, options: options)
+            let (age, fresh) = RFC9111.reportedFreshness(stored, now: now, options: evaluationOptions(options))
             let served = CachedResponse(url: request.url, status: stored.response.status, statusText: best.metadata.statusText,
                                         headers: RFC9111.responseHeadersForServing(stored, now: now),
                                         body: .data(best.entry.body), bodySize: Int64(best.entry.body.count),

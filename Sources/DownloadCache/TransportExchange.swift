@@ -141,10 +141,9 @@ final class TransportExchange: Sendable {
             decoded = coding
             headers.remove("Content-Encoding")
             headers.set("Content-Length", String(received))
-        } else if URLSessionTransportDelegate.bodyExpected(method: method, status: http.statusCode),
-                  let lengthText = headers.first("Content-Length"), let expected = Int64(lengthText),
-                  expected != received {
-            return .failure(.truncated(expected: expected, received: received))
+        } else if let truncation = TransportError.truncation(method: method, status: http.statusCode,
+                                                             headers: headers, received: received) {
+            return .failure(truncation)
         }
         return .success(TransportResponse(url: url, status: http.statusCode, headers: headers,
                                           bodySize: received, decodedContentEncoding: decoded))
@@ -164,7 +163,7 @@ final class TransportExchange: Sendable {
         // A failure after the head arrived with fewer bytes than announced is a truncated body, whatever code
         // libcurl gave it (it reports "transfer closed with n bytes remaining to read" as -1).
         if let response, response.expectedContentLength > received,
-           URLSessionTransportDelegate.bodyExpected(method: method, status: response.statusCode) {
+           RFC9111.responseHasContent(method: method, status: response.statusCode) {
             return .truncated(expected: response.expectedContentLength, received: received)
         }
         let detail = urlError.localizedDescription + " (\(urlError.code.rawValue))"

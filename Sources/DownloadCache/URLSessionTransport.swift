@@ -231,9 +231,4 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Senda
 
     /// Content codings libcurl decodes by itself.
     static let decodedCodings: Set<String> = ["gzip", "x-gzip", "deflate", "br", "zstd"]
-
-    /// Whether a response to `method` with `status` carries a body whose length Content-Length states.
-    static func bodyExpected(method: String, status: Int) -> Bool {
-        !(method.uppercased() == "HEAD" || status == 204 || status == 304 || (100..<200).contains(status))
-    }
 }

@@ -130,4 +130,20 @@ extension RFC9111 {
         let parsed = ParsedResponse(stored.response.headers, targets: options.targetedFields)
         return lifetime(stored, options: options, parsed: parsed).seconds > currentAge(stored, now: now, parsed: parsed)
     }
+
+    /// The current age (seconds, §4.2.3) and freshness a response reports to its caller at `now`: fresh per
+    /// §4.2 (``isFresh(_:now:options:)``), except that an unqualified response `no-cache` (§5.2.2.4) makes it
+    /// not fresh — it may not be used without validation — unless the caller's expiry
+    /// (``StoredResponse/overrideExpiry``) or ``EvaluationOptions/ignoreServerCacheControl`` replaces the
+    /// server's cache control.
+    public static func reportedFreshness(_ stored: StoredResponse, now: Date,
+                                         options: EvaluationOptions) -> (age: TimeInterval, isFresh: Bool) {
+        let age = currentAge(stored, now: now)
+        var fresh = isFresh(stored, now: now, options: options)
+        if fresh, stored.overrideExpiry == nil, !options.ignoreServerCacheControl,
+           CacheControl.response(stored.response.headers).noCache {
+            fresh = false
+        }
+        return (age, fresh)
+    }
 }

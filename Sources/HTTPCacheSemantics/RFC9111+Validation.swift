@@ -99,9 +99,12 @@ extension RFC9111 {
     /// Every field of the 304 replaces the stored lines of the same name, except hop-by-hop and Connection-named
     /// fields and ``fieldsKeptWhenFreshening`` (Content-Length, Content-Encoding, Content-Range, Transfer-Encoding).
     /// A stale `Age` is dropped when the 304 has none; a missing `Date` becomes `responseTime` (RFC 9110 §6.6.1).
-    /// `requestTime` / `responseTime` become the new exchange's; a caller expiry keeps its length from receipt.
+    /// `requestTime` / `responseTime` become the new exchange's. The caller's expiry: with
+    /// ``EvaluationOptions/lifetimeOverride`` (seconds) it becomes `responseTime + lifetimeOverride`; otherwise a
+    /// stored ``StoredResponse/overrideExpiry`` keeps its length from receipt.
     public static func freshen(
-        _ stored: StoredResponse, with notModified: CacheResponse, requestTime: Date, responseTime: Date
+        _ stored: StoredResponse, with notModified: CacheResponse, requestTime: Date, responseTime: Date,
+        options: EvaluationOptions = EvaluationOptions()
     ) -> StoredResponse {
         var updated = stored
         var headers = stored.response.headers
@@ -117,7 +120,9 @@ extension RFC9111 {
         if !notModified.headers.contains("Age") { headers.remove("Age") }
         if !notModified.headers.contains("Date") { headers.set("Date", HTTPDate.format(responseTime)) }
         updated.response.headers = headers
-        if let expiry = stored.overrideExpiry {
+        if let lifetime = options.lifetimeOverride {
+            updated.overrideExpiry = responseTime.addingTimeInterval(lifetime)
+        } else if let expiry = stored.overrideExpiry {
             updated.overrideExpiry = responseTime.addingTimeInterval(expiry.timeIntervalSince(stored.responseTime))
         }
         updated.requestTime = requestTime

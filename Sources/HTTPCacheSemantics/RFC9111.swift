@@ -69,23 +69,17 @@ public enum RFC9111 {
             credentialPartition: credentialPartition(request: request, response: response, options: options))
     }
 
-    /// Applies a sliding expiry after a hit: when ``StoredResponse/slidingLifetime`` is set, returns a copy whose
-    /// ``StoredResponse/overrideExpiry`` is `now + slidingLifetime`; otherwise returns `stored` unchanged.
-    public static func renewedAfterHit(_ stored: StoredResponse, now: Date) -> StoredResponse {
-        guard let sliding = stored.slidingLifetime else { return stored }
+    /// Applies a sliding expiry after a hit: returns a copy whose ``StoredResponse/slidingLifetime`` is
+    /// `requestedSliding` when given (seconds; the request asks for a sliding expiry of that length), else the
+    /// stored one, and whose ``StoredResponse/overrideExpiry`` is `now + slidingLifetime`. Without a sliding
+    /// lifetime from either, returns `stored` unchanged.
+    public static func renewedAfterHit(_ stored: StoredResponse, now: Date,
+                                       requestedSliding: TimeInterval? = nil) -> StoredResponse {
+        guard let sliding = requestedSliding ?? stored.slidingLifetime else { return stored }
         var copy = stored
+        copy.slidingLifetime = sliding
         copy.overrideExpiry = now.addingTimeInterval(sliding)
         return copy
-    }
-
-    /// Whether a response body is complete (RFC 9111 §3.3): `false` when `Content-Length` is a valid number
-    /// larger than `receivedBodyBytes` (bytes). Without a usable `Content-Length` completeness is assumed.
-    ///
-    /// An incomplete response must not be stored as complete; this cache does not store partial responses.
-    public static func isComplete(response: CacheResponse, receivedBodyBytes: Int64) -> Bool {
-        guard let text = response.headers.first("Content-Length"),
-              let expected = HeaderSyntax.deltaSeconds(text) else { return true }
-        return receivedBodyBytes >= Int64(expected)
     }
 }
 

@@ -145,4 +145,39 @@ import Testing
                                                  responseTime: Fixture.at(1), slidingLifetime: 10)
         #expect(sliding.overrideExpiry == Fixture.at(11) && sliding.slidingLifetime == 10)
     }
+
+    @Test func aRequestedSlidingLifetimeReplacesTheStoredOne() {
+        let plain = Fixture.stored([("Cache-Control", "max-age=5")])
+        let renewed = RFC9111.renewedAfterHit(plain, now: Fixture.at(10), requestedSliding: 20)
+        #expect(renewed.slidingLifetime == 20 && renewed.overrideExpiry == Fixture.at(30))
+        let sliding = Fixture.stored([], sliding: 30)
+        #expect(RFC9111.renewedAfterHit(sliding, now: Fixture.at(10), requestedSliding: 5).overrideExpiry == Fixture.at(15))
+        #expect(RFC9111.renewedAfterHit(plain, now: Fixture.at(10), requestedSliding: nil) == plain)
+    }
+
+    @Test func fresheningWithACallerLifetimeRestartsTheExpiryFromTheNewResponse() {
+        let stored = Fixture.stored([("ETag", "\"a\"")], overrideExpiry: Fixture.at(50))
+        let notModified = CacheResponse(status: 304, headers: [("ETag", "\"a\"")])
+        let kept = RFC9111.freshen(stored, with: notModified, requestTime: Fixture.at(99), responseTime: Fixture.at(100))
+        #expect(kept.overrideExpiry == Fixture.at(150))
+        let overridden = RFC9111.freshen(stored, with: notModified, requestTime: Fixture.at(99), responseTime: Fixture.at(100),
+                                         options: EvaluationOptions(lifetimeOverride: 7))
+        #expect(overridden.overrideExpiry == Fixture.at(107))
+    }
+
+    /// (response headers, caller expiry, ignore server cache control, reported fresh at t0 + 1)
+    @Test(arguments: [
+        (["Cache-Control: max-age=60"], false, false, true),
+        (["Cache-Control: max-age=60, no-cache"], false, false, false),
+        (["Cache-Control: max-age=60, no-cache"], true, false, true),
+        (["Cache-Control: max-age=60, no-cache"], false, true, false),  // ignored cache control: heuristic 0
+        (["Cache-Control: no-cache"], true, false, true),
+    ])
+    func reportedFreshnessTreatsNoCacheAsNotFresh(headers: [String], callerExpiry: Bool, ignore: Bool, fresh: Bool) {
+        let stored = Fixture.stored(Fixture.headers(headers), overrideExpiry: callerExpiry ? Fixture.at(60) : nil)
+        let reported = RFC9111.reportedFreshness(stored, now: Fixture.at(1),
+                                                 options: EvaluationOptions(ignoreServerCacheControl: ignore))
+        #expect(reported.isFresh == fresh)
+        #expect(reported.age == 1)
+    }
 }

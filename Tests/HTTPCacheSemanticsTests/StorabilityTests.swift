@@ -92,11 +92,4 @@ import Testing
             #expect(c.reasonContains.isEmpty || reason.contains(c.reasonContains), "\(reason)")
         }
     }
-
-    @Test(arguments: [(nil, 10, true), ("100", 100, true), ("100", 99, false), ("abc", 0, true), ("0", 0, true)] as [(String?, Int64, Bool)])
-    func completeness(contentLength: String?, received: Int64, complete: Bool) {
-        var headers = HTTPHeaders()
-        if let contentLength { headers.add("Content-Length", contentLength) }
-        #expect(RFC9111.isComplete(response: CacheResponse(status: 200, headers: headers), receivedBodyBytes: received) == complete)
-    }
 }
