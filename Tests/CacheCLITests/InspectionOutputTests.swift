@@ -7,7 +7,7 @@ import HTTPCacheSemantics
 
 /// Regressions from QA report 2: decimal-only numbers, singular counts, the stale-copy hint, lifetime
 /// statistics labels, and Vary variants in `ls`.
-@Suite(.serialized) struct QARound2Tests {
+@Suite(.serialized) struct InspectionOutputTests {
     @Test("numeric options accept plain decimal numbers only", arguments: [
         "0x10", "inf", "nan", "1e3", "+5", "-0", ".5", "5.", "1.2.3", " 5", "５", "",
     ])
@@ -135,7 +135,7 @@ import HTTPCacheSemantics
 }
 
 /// QA report 2, minor: reasons name policies by their `--policy` name, never by a Swift case or alias name.
-@Suite struct QARound2PolicyWordingTests {
+@Suite struct PolicyWordingTests {
     @Test("reasons use the policy's name", arguments: [
         (CachePolicy.dontLoad, "no stored response; policy return-cache-dont-load forbids the network"),
         (CachePolicy.returnCacheDataDontLoad, "no stored response; policy return-cache-dont-load forbids the network"),

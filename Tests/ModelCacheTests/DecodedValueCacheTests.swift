@@ -2,8 +2,8 @@ import Foundation
 import Testing
 @testable import ModelCache
 
-@Suite("ModelCache: the decoded-value memory tier")
-struct MemoryTierTests {
+@Suite("DecodedValueCache: the decoded-value memory tier of ModelCache")
+struct DecodedValueCacheTests {
     private func item(_ value: Int, cost: Int = 10) -> DecodedItem {
         DecodedItem(value: value, typeName: "Swift.Int", typeVersion: 0, savedAt: Date(timeIntervalSince1970: 0),
                     cost: cost)

@@ -4,7 +4,7 @@ import CacheTestSupport
 @testable import CacheCLI
 
 /// Regressions from QA report 1: numbers, URL lists and URLs are validated at parse time (bugs 2, 3, 11).
-@Suite(.serialized) struct QAInputValidationTests {
+@Suite(.serialized) struct ArgumentValidationTests {
     // Bug 2: out-of-range seconds crashed (SIGILL) later in a Double → Int conversion; now exit 64 naming the value.
     @Test("seconds options are bounded at parse time", arguments: [
         (["get", "--expires-in", "1e19", "http://127.0.0.1:1/x"],

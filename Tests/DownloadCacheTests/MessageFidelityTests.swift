@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 /// Regression tests for the client-side items of QA report 1 (build 3b2827e), each against the live origin.
-@Suite struct QARegressionTests {
+@Suite struct MessageFidelityTests {
     /// How a stored blob gets damaged on disk.
     enum Damage: String, CaseIterable, Sendable {
         case truncated, bitFlipped, emptied
@@ -268,7 +268,7 @@ import Testing
     }
 }
 
-extension QARegressionTests {
+extension MessageFidelityTests {
     /// HEAD is answered from a fresh stored GET response (RFC 9111 §4.3.5) and goes to the origin once stale.
     @Test func headIsAnsweredFromAFreshStoredGet() async throws {
         try await withHarness { h in

@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 /// Regression tests for the client-side items of QA round 2 (builds eb789bf / 1d728b5), against the live origin.
-@Suite struct QARound2Tests {
+@Suite struct BackgroundRevalidationTests {
     /// QA2 bug 1: a stale-while-revalidate refresh still running when the caller is done is awaited by
     /// `waitForBackgroundWork()` / `close()` and stored, not lost.
     @Test func closeAwaitsBackgroundRevalidationAndStoresIt() async throws {

@@ -7,7 +7,7 @@ import CacheStore
 @testable import CacheCLI
 
 /// Regressions from QA report 1: prefetch progress (bug 15) and the CLI's rough edges.
-@Suite(.serialized) struct QAOutputTests {
+@Suite(.serialized) struct ErrorMessageTests {
     // Bug 15: one large URL showed nothing until it completed; now the bar shows bytes while it downloads.
     @Test func oneLargeURLShowsBytesBeforeItFinishes() async throws {
         let origin = try await OriginServer.start()

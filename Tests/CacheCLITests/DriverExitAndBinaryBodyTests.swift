@@ -5,7 +5,7 @@ import CacheCLI
 import DownloadCache
 
 /// `dlcache driver` regressions of QA round 2: binary bodies (bug 5) and background revalidations at exit (bug 1).
-@Suite(.serialized) struct DriverQARound2Tests {
+@Suite(.serialized) struct DriverExitAndBinaryBodyTests {
     /// QA2 bug 5: a body that is not valid UTF-8 keeps `body` (lossy text) and adds `bodyBase64` with the exact
     /// bytes; a UTF-8 body has no `bodyBase64`.
     @Test func binaryBodyCarriesExactBytesInBase64() async throws {
