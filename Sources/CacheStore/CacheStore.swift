@@ -216,6 +216,19 @@ public final class CacheStore: Sendable {
     /// mismatch — then the entry is deleted). A hit refreshes the last-access time (LRU).
     public func entry(for key: StoreKey) -> StoredEntry? {
         if memory.isEnabled, let hit = memory.get(key, now: hitClock(), generation: generation.current) { return hit }
+        return diskEntry(for: key, recordsUse: true)
+    }
+
+    /// The entry for `key` with its body, checksum verified like ``entry(for:)`` (a damaged entry is deleted), but
+    /// without counting a hit or miss, refreshing the last-access time or filling the memory tier: for reading back
+    /// what was just stored, to copy it to another tier, which is not a use of the entry.
+    public func peekEntry(for key: StoreKey) -> StoredEntry? {
+        if memory.isEnabled, let entry = memory.peek(key, generation: generation.current) { return entry }
+        return diskEntry(for: key, recordsUse: false)
+    }
+
+    /// The disk tier's part of ``entry(for:)`` (`recordsUse`) and ``peekEntry(for:)``.
+    private func diskEntry(for key: StoreKey, recordsUse: Bool) -> StoredEntry? {
         let now = configuration.currentTime()
         defer { flushAccountingIfDue(now: now) }  // after the hit or miss below is counted
         let epoch = memory.isEnabled ? memory.epoch : 0  // no lock when the tier is off
@@ -224,7 +237,7 @@ public final class CacheStore: Sendable {
         do {
             row = try withIndex { (index: StoreIndex) throws(CacheStoreError) -> IndexRow? in
                 let row = try index.row(for: key, withBody: true, generation: generationNow)
-                if row != nil, !isReadOnly { index.pendingTouches[key] = now.timeIntervalSince1970 }
+                if recordsUse, row != nil, !isReadOnly { index.pendingTouches[key] = now.timeIntervalSince1970 }
                 return row
             }
         } catch {
@@ -232,7 +245,7 @@ public final class CacheStore: Sendable {
             row = nil
         }
         guard var row else {
-            diskMisses.add(1, ordering: .relaxed)
+            if recordsUse { diskMisses.add(1, ordering: .relaxed) }
             return nil
         }
         let body: Data
@@ -249,9 +262,10 @@ public final class CacheStore: Sendable {
         } catch {
             log("entry(\(key)): dropping unreadable entry: \(error)")
             drop(key, blobID: row.blobID)
-            diskMisses.add(1, ordering: .relaxed)
+            if recordsUse { diskMisses.add(1, ordering: .relaxed) }
             return nil
         }
+        guard recordsUse else { return StoredEntry(info: row.info, body: body) }
         diskHits.add(1, ordering: .relaxed)
         row.info.lastAccessedAt = now
         let entry = StoredEntry(info: row.info, body: body)

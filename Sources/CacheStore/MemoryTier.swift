@@ -123,6 +123,12 @@ final class MemoryTier: Sendable {
         }
     }
 
+    /// The entry for `key` without counting, touching or reordering; nil when absent or another process wrote
+    /// since the tier last looked.
+    func peek(_ key: StoreKey, generation: UInt64) -> StoredEntry? {
+        state.withLock { $0.seenGeneration == generation ? $0.nodes[key]?.entry : nil }
+    }
+
     /// The index information for `key` without counting or touching.
     func peekInfo(_ key: StoreKey, generation: UInt64) -> EntryInfo? {
         state.withLock { $0.seenGeneration == generation ? $0.nodes[key]?.entry.info : nil }

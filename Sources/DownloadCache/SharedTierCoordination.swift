@@ -151,11 +151,13 @@ extension DownloadCache {
         if case .useStored(let reason) = decision, best.entry.body.count <= configuration.inMemoryBodyLimit,
            !options.pin, stored.slidingLifetime == nil {
             let (age, fresh) = RFC9111.reportedFreshness(stored, now: now, options: evaluationOptions(options))
-            let served = CachedResponse(url: request.url, status: stored.response.status, statusText: best.metadata.statusText,
+            var served = CachedResponse(url: request.url, status: stored.response.status, statusText: best.metadata.statusText,
                                         headers: RFC9111.responseHeadersForServing(stored, now: now),
                                         body: .data(best.entry.body), bodySize: Int64(best.entry.body.count),
                                         source: .cache, age: age, isFresh: fresh,
                                         reason: "\(reason) (from the shared tier)")
+            served.cacheStatus = servedCacheStatus(stored, source: .cache, age: age, options: options)
+            served.cacheStatus.detail = "shared tier"
             let storage = options.storage
             // The write (a blob's fsync for bodies above the inline threshold) runs on a Dispatch thread: the task
             // waiting for it holds none of the few cooperative threads the foreground calls need.
@@ -248,7 +250,7 @@ extension DownloadCache {
             return
         }
         let lifetime = sharedLifetime(stored, tier: tier)
-        guard lifetime > 0, let entry = store.entry(for: candidate.key) else { return }
+        guard lifetime > 0, let entry = store.peekEntry(for: candidate.key) else { return }
         await tier.store(primary: candidate.key.primary,
                          entry: SharedEntry(variant: candidate.key.variant, metadata: candidate.info.metadata, body: entry.body),
                          lifetime: lifetime)

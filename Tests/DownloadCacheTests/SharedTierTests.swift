@@ -28,6 +28,28 @@ struct SharedTierTests {
         }
     }
 
+    @Test func aMissCountsNoLocalHitAndASharedHitCarriesItsTTL() async throws {
+        try await withFleet { fleet in
+            try await fleet.origin.configure(path: "/t", headers: [("Cache-Control", "max-age=600")], body: "ttl body")
+            let tier = try fleet.tier()
+            let first = try fleet.machine("one", tier: tier)
+            let second = try fleet.machine("two", tier: tier)
+            let fetched = try await fleet.get(first, "/t")
+            #expect(fetched.source == .network)
+            // Writing the response through to Redis reads it back without counting a use of it.
+            await first.waitForBackgroundWork()
+            let counts = first.store.statistics
+            #expect(counts.memoryHits == 0 && counts.diskHits == 0)
+            #expect(try fleet.redis.keys().contains { $0.hasSuffix(":e") })
+            let shared = try await fleet.get(second, "/t")
+            #expect(shared.source == .cache && shared.cacheStatus.hit)
+            let ttl = try #require(shared.cacheStatus.ttl)
+            #expect(ttl > 590 && ttl <= 600)
+            #expect(shared.cacheStatus.detail == "shared tier")
+            #expect(try await fleet.originRequests("/t") == 1)
+        }
+    }
+
     @Test func theREADMEConfigurationSharesEntries() async throws {
         try await withFleet { fleet in
             try await fleet.origin.configure(path: "/r", headers: [("Cache-Control", "public, max-age=600")], body: "r")
