@@ -49,12 +49,17 @@ enum CacheOpener {
         }
     }
 
+    /// Whether the store directory `<root>/<namespace>` exists.
+    static func exists(_ location: CacheLocation) -> Bool {
+        var isDirectory: ObjCBool = false
+        let store = location.directory.appendingPathComponent(location.namespace).path
+        return FileManager.default.fileExists(atPath: store, isDirectory: &isDirectory) && isDirectory.boolValue
+    }
+
     /// Fails unless the store directory `<root>/<namespace>` exists.
     /// - Throws: ``CommandFailure`` `no cache at DIR` (plus the namespace when it is not `default`).
     static func requireExisting(_ location: CacheLocation) throws(CommandFailure) {
-        var isDirectory: ObjCBool = false
-        let store = location.directory.appendingPathComponent(location.namespace).path
-        guard FileManager.default.fileExists(atPath: store, isDirectory: &isDirectory), isDirectory.boolValue else {
+        guard exists(location) else {
             let suffix = location.namespace == "default" ? "" : " (namespace '\(location.namespace)')"
             throw CommandFailure("no cache at \(location.directory.path)\(suffix)")
         }

@@ -39,7 +39,7 @@ public enum GetCommand: Command {
             OptionSpec("fallback-to-cache", help: "Serve the stored response if the origin cannot be reached or answers 5xx."),
             OptionSpec("no-stale-when-disconnected",
                        help: "Report an unreachable origin instead of serving a stale copy (RFC 9111 4.2.4, on by default)."),
-            TargetedFieldOption.spec,
+            TargetedFieldOption.privateSpec,
             OptionSpec("ignore-cache-control", help: "Ignore the server's Cache-Control, Pragma and Expires."),
             OptionSpec("session", help: "Store as a session entry: for the CLI, this process only (below)."),
             OptionSpec("no-store", help: "Do not write the response to the cache."),

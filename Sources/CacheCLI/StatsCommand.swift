@@ -17,6 +17,11 @@ public enum StatsCommand: Command {
     /// Prints the statistics.
     /// - Throws: ``UsageError`` for a bad location, ``CommandFailure`` when the store cannot open.
     public static func run(_ parsed: ParsedArguments, context: CommandContext) async throws -> Int32 {
+        let location = try CacheLocation.resolve(parsed, environment: context.environment)
+        if let shared = try SharedTierOption.configuration(parsed, environment: context.environment),
+           !CacheOpener.exists(location) {
+            return try await sharedTierOnly(shared, location: location, parsed: parsed, context: context)
+        }
         let cache = try CacheOpener.open(parsed, context: context, sharedTier: true)
         // With --redis / DLCACHE_REDIS: whether the shared tier answers now (a fetching command that found it
         // down logged that once and went on without it).
@@ -56,6 +61,29 @@ public enum StatsCommand: Command {
         if let shared {
             rows.append(["shared tier:", shared.description + (problem.map { " unavailable (\($0)); fetches work without it" } ?? " reachable")])
         }
+        context.console.out(Formatting.table(rows), terminator: "")
+        return 0
+    }
+
+    /// `stats --redis URL` where no cache exists yet (a new machine of a fleet): the shared tier is probed all the
+    /// same, and the local cache is reported as absent (nothing is created). Exit 0, like `stats` on a cache.
+    static func sharedTierOnly(_ shared: SharedTierConfiguration, location: CacheLocation, parsed: ParsedArguments,
+                               context: CommandContext) async throws -> Int32 {
+        let tier = SharedTier(configuration: shared, scope: "private:\(location.namespace)", log: { _ in })
+        let problem = await tier.probe()
+        let directory = location.directory.appendingPathComponent(location.namespace).path
+        if parsed.flag("json") {
+            var sharedTier: [String: Any] = ["url": shared.description, "reachable": problem == nil]
+            if let problem { sharedTier["problem"] = problem }
+            let object: [String: Any] = ["entries": 0, "bytes": 0, "directory": directory, "cacheExists": false,
+                                         "sharedTier": sharedTier]
+            context.console.out(try JSONOutput.line(object))
+            return 0
+        }
+        let rows = [
+            ["directory:", directory + " (no cache here yet)"],
+            ["shared tier:", shared.description + (problem.map { " unavailable (\($0))" } ?? " reachable")],
+        ]
         context.console.out(Formatting.table(rows), terminator: "")
         return 0
     }

@@ -2,10 +2,15 @@ import Foundation
 
 /// `--targeted-field NAME` (repeatable): the RFC 9213 target list, shared by `get` and `driver`.
 enum TargetedFieldOption {
-    /// The option's description.
+    /// The option's description for `driver`, which has `--mode`: the default depends on it.
     static let spec = OptionSpec(
         "targeted-field", .repeated("name"),
-        help: "Obey this field over Cache-Control (RFC 9213), repeatable; 'none': none (default: CDN-Cache-Control if shared).")
+        help: "Obey this field over Cache-Control (RFC 9213), repeatable; 'none': none (default: CDN-Cache-Control with --mode shared, none in private mode).")
+
+    /// The option's description for `get`, which always works as a private cache: no target field unless named.
+    static let privateSpec = OptionSpec(
+        "targeted-field", .repeated("name"),
+        help: "Obey this field over Cache-Control (RFC 9213), repeatable; 'none': none (default: none, get is a private cache).")
 
     /// The target list given on the command line: `nil` when the option is absent (the mode's default), `[]` for
     /// `none`.

@@ -70,7 +70,7 @@ import Testing
       --no-stale-when-disconnected
                               Report an unreachable origin instead of serving a stale copy (RFC 9111 4.2.4, on by default).
       --targeted-field <name>
-                              Obey this field over Cache-Control (RFC 9213), repeatable; 'none': none (default: CDN-Cache-Control if shared).
+                              Obey this field over Cache-Control (RFC 9213), repeatable; 'none': none (default: none, get is a private cache).
       --ignore-cache-control  Ignore the server's Cache-Control, Pragma and Expires.
       --session               Store as a session entry: for the CLI, this process only (below).
       --no-store              Do not write the response to the cache.

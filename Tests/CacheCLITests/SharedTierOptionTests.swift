@@ -28,6 +28,32 @@ import Testing
         #expect(!json.out.contains("hunter2"))
     }
 
+    @Test func statsProbesTheSharedTierWhereNoCacheExistsYet() async throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let fresh = cli.directory.appendingPathComponent("new-machine")
+        let dead = "redis://app:hunter2@127.0.0.1:1/0"
+        let stats = await cli.run(["stats", "--cache-dir", fresh.path, "--redis", dead])
+        #expect(stats.code == 0)
+        #expect(stats.out.contains("no cache here yet"))
+        #expect(stats.out.contains("redis://app:***@127.0.0.1:1/0 unavailable"))
+        #expect(!stats.out.contains("hunter2"))
+        #expect(!FileManager.default.fileExists(atPath: fresh.path))
+        let json = await cli.run(["stats", "--json", "--cache-dir", fresh.path, "--redis", dead])
+        let object = try json.object()
+        #expect(object["cacheExists"] as? Bool == false)
+        #expect((object["sharedTier"] as? [String: Any])?["reachable"] as? Bool == false)
+        // Without a shared tier there is nothing to report: the missing cache is an error, as before.
+        let plain = await cli.run(["stats", "--cache-dir", fresh.path])
+        #expect(plain.code == 1 && plain.err.contains("no cache at"))
+        if RedisServer.isAvailable {
+            let redis = try RedisServer()
+            defer { redis.stop() }
+            let live = await cli.run(["stats", "--cache-dir", fresh.path, "--redis", redis.url])
+            #expect(live.code == 0 && live.out.contains("\(redis.url) reachable"))
+        }
+    }
+
     @Test(arguments: ["http://127.0.0.1:6379", "redis://:pw-secret@127.0.0.1:0/0", "redis://127.0.0.1/x"])
     func anInvalidRedisURLIsAUsageError(url: String) async throws {
         let cli = try CLIHarness()
