@@ -23,7 +23,7 @@ extension CacheStore {
     /// - Throws: `CacheStoreError` — `.io`, `.busy`, `.corruptIndex`, `.permissionDenied` (read-only store),
     ///   `.invalidArgument` (closed store).
     public func clearSession() throws(CacheStoreError) {
-        let keys = try deleteRows(where: "session = 1")
+        let keys = try deleteRows { (index: StoreIndex) throws(CacheStoreError) in try index.deleteSessionRows() }
         let removed = Set(keys)
         memory.remove { removed.contains($0) }
     }
@@ -32,13 +32,9 @@ extension CacheStore {
     /// - Throws: `CacheStoreError` from the index.
     func enforceLimits(now: Date, includeAge: Bool) throws(CacheStoreError) {
         let maxAge = includeAge ? configuration.maxAge : nil
-        let removed = try writeTransaction { (index: StoreIndex) throws(CacheStoreError) -> [Removed] in
-            var removed: [Removed] = []
-            if let maxAge {
-                let cutoff = now.timeIntervalSince1970 - maxAge
-                removed += try index.delete(where: "pinned = 0 AND accessed < ?") { $0.bind(1, cutoff) }
-                    .map { Removed(key: $0.0, blobID: $0.1) }
-            }
+        let removed = try writeTransaction { (index: StoreIndex) throws(CacheStoreError) -> [RemovedRow] in
+            var removed: [RemovedRow] = []
+            if let maxAge { removed += try index.deleteUnused(before: now.timeIntervalSince1970 - maxAge) }
             removed += try evictLeastRecentlyUsed(index)
             return removed
         }
@@ -53,19 +49,15 @@ extension CacheStore {
     }
 
     /// Deletes unpinned rows, oldest access first, until the totals are within the limits.
-    private func evictLeastRecentlyUsed(_ index: StoreIndex) throws(CacheStoreError) -> [Removed] {
-        var removed: [Removed] = []
+    private func evictLeastRecentlyUsed(_ index: StoreIndex) throws(CacheStoreError) -> [RemovedRow] {
+        var removed: [RemovedRow] = []
         var totals = try index.totals()
         while isOverLimit(totals) {
-            let batch = try index.rows(where: "pinned = 0", order: "accessed, id", limit: 64)
+            let batch = try index.lruBatch(limit: 64)
             if batch.isEmpty { break }
             for row in batch {
                 guard isOverLimit(totals) else { break }
-                let gone = try index.delete(where: "primary_key = ? AND variant = ?") { s in
-                    s.bind(1, row.info.key.primary)
-                    s.bind(2, row.info.key.variant)
-                }
-                removed += gone.map { Removed(key: $0.0, blobID: $0.1) }
+                removed += try index.delete(row.info.key)
                 totals = try index.totals()
             }
         }

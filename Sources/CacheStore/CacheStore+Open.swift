@@ -278,20 +278,15 @@ extension CacheStore {
             // Pending rows (never written by this version, which inserts a row only once its body is in place),
             // session rows, and rows unused for longer than maxAge. Each condition has its own index: O(matches).
             let cutoff = configuration.maxAge.map { configuration.currentTime().timeIntervalSince1970 - $0 } ?? -Double.infinity
-            for condition in ["state <> 1", "session = 1", "pinned = 0 AND accessed < ?"] {
-                for (_, blob) in try index.delete(where: condition, bind: { $0.bind(1, cutoff) }) {
-                    count += 1
-                    if let blob { doomed.append(blob) }
-                }
+            for removed in try index.deleteIncomplete() + index.deleteSessionRows() + index.deleteUnused(before: cutoff) {
+                count += 1
+                if let blob = removed.blobID { doomed.append(blob) }
             }
             if unclean {
-                let fileBacked = try index.rows(where: "blob_id IS NOT NULL", order: "id")
+                let fileBacked = try index.fileBackedRows()
                 for row in fileBacked {
                     guard let blob = row.blobID, files.blobSize(blob) == nil else { continue }
-                    _ = try index.delete(where: "primary_key = ? AND variant = ?") { s in
-                        s.bind(1, row.info.key.primary)
-                        s.bind(2, row.info.key.variant)
-                    }
+                    _ = try index.delete(row.info.key)
                     missing += 1
                 }
                 try index.recomputeTotals()

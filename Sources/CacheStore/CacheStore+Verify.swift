@@ -81,7 +81,7 @@ extension CacheStore {
         let rows: [IndexRow]
         do {
             rows = try withIndex { (index: StoreIndex) throws(CacheStoreError) -> [IndexRow] in
-                try index.rows(where: "1", order: "id")
+                try index.allRows()
             }
         } catch {
             report.problems.append(.init(key: nil, kind: "index", detail: error.description))

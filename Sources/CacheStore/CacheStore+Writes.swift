@@ -189,12 +189,7 @@ extension CacheStore {
     public func updateMetadata(_ metadata: Data, for key: StoreKey) throws(CacheStoreError) {
         let now = configuration.currentTime()
         let changed = try writeTransaction { (index: StoreIndex) throws(CacheStoreError) -> Int in
-            try index.run("UPDATE entries SET metadata = ?, accessed = ? WHERE primary_key = ? AND variant = ?") { s in
-                s.bind(1, metadata)
-                s.bind(2, now.timeIntervalSince1970)
-                s.bind(3, key.primary)
-                s.bind(4, key.variant)
-            }
+            try index.updateMetadata(metadata, accessed: now.timeIntervalSince1970, for: key)
         }
         guard changed > 0 else { throw CacheStoreError(.notFound, "no entry for \(key)") }
         memory.update(key) { info in
@@ -208,11 +203,7 @@ extension CacheStore {
     ///   `.permissionDenied` (read-only store), `.invalidArgument` (closed store).
     public func setPinned(_ pinned: Bool, for key: StoreKey) throws(CacheStoreError) {
         let changed = try writeTransaction { (index: StoreIndex) throws(CacheStoreError) -> Int in
-            try index.run("UPDATE entries SET pinned = ? WHERE primary_key = ? AND variant = ?") { s in
-                s.bind(1, Int64(pinned ? 1 : 0))
-                s.bind(2, key.primary)
-                s.bind(3, key.variant)
-            }
+            try index.setPinned(pinned, key: key)
         }
         guard changed > 0 else { throw CacheStoreError(.notFound, "no entry for \(key)") }
         memory.update(key) { $0.isPinned = pinned }
@@ -223,10 +214,7 @@ extension CacheStore {
     ///   `.permissionDenied` (read-only store), `.invalidArgument` (closed store).
     public func setPinned(_ pinned: Bool, forPrimaryKey primary: String) throws(CacheStoreError) {
         let changed = try writeTransaction { (index: StoreIndex) throws(CacheStoreError) -> Int in
-            try index.run("UPDATE entries SET pinned = ? WHERE primary_key = ?") { s in
-                s.bind(1, Int64(pinned ? 1 : 0))
-                s.bind(2, primary)
-            }
+            try index.setPinned(pinned, primary: primary)
         }
         guard changed > 0 else { throw CacheStoreError(.notFound, "no entry for primary key \(primary)") }
         memory.remove { $0.primary == primary }
@@ -237,10 +225,7 @@ extension CacheStore {
     ///   `.permissionDenied` (read-only store), `.invalidArgument` (closed store).
     public func remove(_ key: StoreKey) throws(CacheStoreError) {
         memory.remove(key)
-        try deleteRows(where: "primary_key = ? AND variant = ?") { s in
-            s.bind(1, key.primary)
-            s.bind(2, key.variant)
-        }
+        try deleteRows { (index: StoreIndex) throws(CacheStoreError) in try index.delete(key) }
     }
 
     /// Deletes every variant of `primary` (invalidation, RFC 9111 §4.4).
@@ -248,7 +233,7 @@ extension CacheStore {
     ///   `.permissionDenied` (read-only store), `.invalidArgument` (closed store).
     public func removeAll(forPrimaryKey primary: String) throws(CacheStoreError) {
         memory.remove { $0.primary == primary }
-        try deleteRows(where: "primary_key = ?") { $0.bind(1, primary) }
+        try deleteRows { (index: StoreIndex) throws(CacheStoreError) in try index.deleteVariants(of: primary) }
     }
 
     /// Deletes every entry of this namespace, pinned ones included.
@@ -256,24 +241,19 @@ extension CacheStore {
     ///   `.permissionDenied` (read-only store), `.invalidArgument` (closed store).
     public func removeAll() throws(CacheStoreError) {
         memory.remove(where: nil)
-        try deleteRows(where: "1")
+        try deleteRows { (index: StoreIndex) throws(CacheStoreError) in try index.deleteAll() }
     }
 
-    /// Deletes the rows matching `condition` in one transaction, then their blob files; returns their keys.
+    /// Runs the index deletion `delete` in one write transaction, then deletes the blob files of the rows it
+    /// removed; returns their keys.
     @discardableResult
-    func deleteRows(where condition: String,
-                    bind: (SQLiteStatement) -> Void = { _ in }) throws(CacheStoreError) -> [StoreKey] {
-        let removed = try writeTransaction { (index: StoreIndex) throws(CacheStoreError) -> [Removed] in
-            try index.delete(where: condition, bind: bind).map { Removed(key: $0.0, blobID: $0.1) }
+    func deleteRows(_ delete: (StoreIndex) throws(CacheStoreError) -> [RemovedRow]) throws(CacheStoreError) -> [StoreKey] {
+        let removed = try writeTransaction { (index: StoreIndex) throws(CacheStoreError) -> [RemovedRow] in
+            try delete(index)
         }
         for item in removed {
             if let blob = item.blobID { files.removeBlob(blob) }
         }
         return removed.map(\.key)
-    }
-
-    struct Removed: Sendable {
-        var key: StoreKey
-        var blobID: String?
     }
 }

@@ -344,8 +344,7 @@ public final class CacheStore: Sendable {
     public func variants(forPrimaryKey primary: String) -> [EntryInfo] {
         do {
             return try withIndex { (index: StoreIndex) throws(CacheStoreError) -> [EntryInfo] in
-                try index.rows(where: "primary_key = ? AND state = 1", order: "variant") { $0.bind(1, primary) }
-                    .map(\.info)
+                try index.variants(of: primary).map(\.info)
             }
         } catch {
             log("variants(\(primary)) failed: \(error)")
@@ -357,7 +356,7 @@ public final class CacheStore: Sendable {
     public func allEntries() -> [EntryInfo] {
         do {
             return try withIndex { (index: StoreIndex) throws(CacheStoreError) -> [EntryInfo] in
-                try index.rows(where: "state = 1").map(\.info)
+                try index.completeRows().map(\.info)
             }
         } catch {
             log("allEntries failed: \(error)")
@@ -372,11 +371,7 @@ public final class CacheStore: Sendable {
         guard !isReadOnly, !closedFlag.load(ordering: .relaxed) else { return }
         do {
             _ = try writeTransaction { (index: StoreIndex) throws(CacheStoreError) -> Int in
-                try index.delete(where: "primary_key = ? AND variant = ? AND blob_id IS ?") { s in
-                    s.bind(1, key.primary)
-                    s.bind(2, key.variant)
-                    if let blobID { s.bind(3, blobID) } else { s.bindNull(3) }
-                }.count
+                try index.delete(key, ifBlobIs: blobID).count
             }
         } catch {
             log("could not delete bad entry \(key): \(error)")

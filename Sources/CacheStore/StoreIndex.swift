@@ -8,7 +8,23 @@ struct IndexRow {
     var inlineBody: Data?
 }
 
-/// The SQLite index of one namespace: schema, queries and the totals kept by triggers.
+/// A row deleted from the index: its key and the blob file it named (nil for an inline body), which the caller
+/// deletes once the transaction committed.
+struct RemovedRow: Sendable {
+    var key: StoreKey
+    var blobID: String?
+}
+
+/// The value of the `state` column. Every row this version writes is ``complete``: it inserts a row only once
+/// its body is in place. A row in any other state (pending, from a writer that inserted rows before their body)
+/// is deleted when the store opens.
+enum RowState: Int64 {
+    /// The row and its body are in place.
+    case complete = 1
+}
+
+/// The SQLite index of one namespace: schema, every query the store runs (no SQL outside this type), and the
+/// totals kept by triggers.
 ///
 /// Totals (`entries`, `bytes`) live in a one-row table maintained by triggers in the same transaction as the row
 /// change, so they cannot drift from `SUM(size)`; they are recomputed anyway after an unclean shutdown.
@@ -32,8 +48,17 @@ final class StoreIndex {
         rowCache.removeAll(keepingCapacity: true)
     }
 
-    private static let columns =
-        "primary_key, variant, metadata, size, crc, session, pinned, created, accessed, blob_id, inline_body"
+    /// The columns of an ``IndexRow``, in the order ``decode(_:)`` reads them; the inline body comes last.
+    private static let rowColumns = "primary_key, variant, metadata, size, crc, session, pinned, created, accessed, blob_id"
+    /// ``rowColumns`` with the inline body (for writing).
+    private static let columns = rowColumns + ", inline_body"
+    /// `state = complete`, for conditions.
+    private static let isComplete = "state = \(RowState.complete.rawValue)"
+
+    /// The SELECT list of a read: ``rowColumns``, then the inline body when `withBody`, else NULL.
+    private static func selectList(withBody: Bool) -> String {
+        rowColumns + (withBody ? ", inline_body" : ", NULL")
+    }
 
     /// Hit and miss counts of this process already added to the persisted counters (see `flushCounters`).
     var flushedCounters = CacheStoreStatistics.Counters()
@@ -82,11 +107,11 @@ final class StoreIndex {
                 session INTEGER NOT NULL, pinned INTEGER NOT NULL,
                 created REAL NOT NULL, accessed REAL NOT NULL,
                 blob_id TEXT, inline_body BLOB,
-                state INTEGER NOT NULL DEFAULT 1,
+                state INTEGER NOT NULL DEFAULT \(RowState.complete.rawValue),
                 UNIQUE(primary_key, variant));
             CREATE INDEX IF NOT EXISTS entries_lru ON entries(pinned, accessed);
             CREATE INDEX IF NOT EXISTS entries_session ON entries(session) WHERE session = 1;
-            CREATE INDEX IF NOT EXISTS entries_pending ON entries(state) WHERE state <> 1;
+            CREATE INDEX IF NOT EXISTS entries_pending ON entries(state) WHERE state <> \(RowState.complete.rawValue);
             CREATE TABLE IF NOT EXISTS totals(id INTEGER PRIMARY KEY CHECK (id = 1),
                 entries INTEGER NOT NULL, bytes INTEGER NOT NULL);
             INSERT OR IGNORE INTO totals(id, entries, bytes) VALUES(1, 0, 0);
@@ -136,10 +161,9 @@ final class StoreIndex {
     /// The complete row for `key` from SQLite, with the inline body when `withBody`.
     /// - Throws: `CacheStoreError` from SQLite.
     func row(for key: StoreKey, withBody: Bool) throws(CacheStoreError) -> IndexRow? {
-        let body = withBody ? "inline_body" : "NULL"
         let s = try db.prepare("""
-            SELECT primary_key, variant, metadata, size, crc, session, pinned, created, accessed, blob_id, \(body)
-            FROM entries WHERE primary_key = ? AND variant = ? AND state = 1
+            SELECT \(Self.selectList(withBody: withBody))
+            FROM entries WHERE primary_key = ? AND variant = ? AND \(Self.isComplete)
             """)
         s.bind(1, key.primary)
         s.bind(2, key.variant)
@@ -150,13 +174,42 @@ final class StoreIndex {
         return row
     }
 
-    /// Rows matching a SQL condition (no inline bodies), in `order`.
+    /// The complete rows of every variant of `primary` (no inline bodies), ordered by variant.
     /// - Throws: `CacheStoreError` from SQLite.
-    func rows(where condition: String, order: String = "primary_key, variant", limit: Int? = nil,
-              bind: (SQLiteStatement) -> Void = { _ in }) throws(CacheStoreError) -> [IndexRow] {
+    func variants(of primary: String) throws(CacheStoreError) -> [IndexRow] {
+        try rows(where: "primary_key = ? AND \(Self.isComplete)", order: "variant") { $0.bind(1, primary) }
+    }
+
+    /// Every complete row (no inline bodies), ordered by key.
+    /// - Throws: `CacheStoreError` from SQLite.
+    func completeRows() throws(CacheStoreError) -> [IndexRow] {
+        try rows(where: Self.isComplete, order: "primary_key, variant")
+    }
+
+    /// Every row whatever its state (no inline bodies), in insertion order; for `verify`.
+    /// - Throws: `CacheStoreError` from SQLite.
+    func allRows() throws(CacheStoreError) -> [IndexRow] {
+        try rows(where: "1", order: "id")
+    }
+
+    /// Every row whose body is a blob file (no inline bodies), in insertion order.
+    /// - Throws: `CacheStoreError` from SQLite.
+    func fileBackedRows() throws(CacheStoreError) -> [IndexRow] {
+        try rows(where: "blob_id IS NOT NULL", order: "id")
+    }
+
+    /// The next `limit` unpinned rows to evict: least recently accessed first (no inline bodies).
+    /// - Throws: `CacheStoreError` from SQLite.
+    func lruBatch(limit: Int) throws(CacheStoreError) -> [IndexRow] {
+        try rows(where: "pinned = 0", order: "accessed, id", limit: limit)
+    }
+
+    /// Rows matching `condition` (no inline bodies), in `order`.
+    private func rows(where condition: String, order: String, limit: Int? = nil,
+                      bind: (SQLiteStatement) -> Void = { _ in }) throws(CacheStoreError) -> [IndexRow] {
         let limitClause = limit.map { " LIMIT \($0)" } ?? ""
         let s = try db.prepare("""
-            SELECT primary_key, variant, metadata, size, crc, session, pinned, created, accessed, blob_id, NULL
+            SELECT \(Self.selectList(withBody: false))
             FROM entries WHERE \(condition) ORDER BY \(order)\(limitClause)
             """)
         bind(s)
@@ -290,10 +343,11 @@ final class StoreIndex {
         let oldBlob = try old.step() ? old.string(0) : nil
         old.reset()
         let s = try db.prepare("""
-            INSERT INTO entries(\(Self.columns), state) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)
+            INSERT INTO entries(\(Self.columns), state) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, \(RowState.complete.rawValue))
             ON CONFLICT(primary_key, variant) DO UPDATE SET metadata = excluded.metadata, size = excluded.size,
                 crc = excluded.crc, session = excluded.session, pinned = excluded.pinned, created = excluded.created,
-                accessed = excluded.accessed, blob_id = excluded.blob_id, inline_body = excluded.inline_body, state = 1
+                accessed = excluded.accessed, blob_id = excluded.blob_id, inline_body = excluded.inline_body,
+                \(Self.isComplete)
             """)
         let info = row.info
         s.bind(1, key.primary)
@@ -312,10 +366,39 @@ final class StoreIndex {
         return oldBlob
     }
 
-    /// Runs an UPDATE/DELETE and returns how many rows it changed.
+    /// Replaces the metadata of `key` and sets its access time (seconds since 1970); returns the rows changed
+    /// (0 when `key` is not stored).
     /// - Throws: `CacheStoreError` from SQLite.
-    @discardableResult
-    func run(_ sql: String, bind: (SQLiteStatement) -> Void) throws(CacheStoreError) -> Int {
+    func updateMetadata(_ metadata: Data, accessed: Double, for key: StoreKey) throws(CacheStoreError) -> Int {
+        try run("UPDATE entries SET metadata = ?, accessed = ? WHERE primary_key = ? AND variant = ?") { s in
+            s.bind(1, metadata)
+            s.bind(2, accessed)
+            s.bind(3, key.primary)
+            s.bind(4, key.variant)
+        }
+    }
+
+    /// Pins or unpins `key`; returns the rows changed (0 when `key` is not stored).
+    /// - Throws: `CacheStoreError` from SQLite.
+    func setPinned(_ pinned: Bool, key: StoreKey) throws(CacheStoreError) -> Int {
+        try run("UPDATE entries SET pinned = ? WHERE primary_key = ? AND variant = ?") { s in
+            s.bind(1, Int64(pinned ? 1 : 0))
+            s.bind(2, key.primary)
+            s.bind(3, key.variant)
+        }
+    }
+
+    /// Pins or unpins every variant of `primary`; returns the rows changed (0 when none is stored).
+    /// - Throws: `CacheStoreError` from SQLite.
+    func setPinned(_ pinned: Bool, primary: String) throws(CacheStoreError) -> Int {
+        try run("UPDATE entries SET pinned = ? WHERE primary_key = ?") { s in
+            s.bind(1, Int64(pinned ? 1 : 0))
+            s.bind(2, primary)
+        }
+    }
+
+    /// Runs an UPDATE and returns how many rows it changed.
+    private func run(_ sql: String, bind: (SQLiteStatement) -> Void) throws(CacheStoreError) -> Int {
         let s = try db.prepare(sql)
         bind(s)
         try s.step()
@@ -323,18 +406,68 @@ final class StoreIndex {
         return db.changes
     }
 
-    /// Deletes the rows matching `condition`; returns their keys and blob ids.
+    /// Deletes the row of `key`.
     /// - Throws: `CacheStoreError` from SQLite.
-    func delete(where condition: String,
-                bind: (SQLiteStatement) -> Void = { _ in }) throws(CacheStoreError) -> [(StoreKey, String?)] {
+    func delete(_ key: StoreKey) throws(CacheStoreError) -> [RemovedRow] {
+        try delete(where: "primary_key = ? AND variant = ?") { s in
+            s.bind(1, key.primary)
+            s.bind(2, key.variant)
+        }
+    }
+
+    /// Deletes the row of `key` only while it still names the blob `blobID` (nil: an inline body), so a
+    /// concurrent replacement is kept.
+    /// - Throws: `CacheStoreError` from SQLite.
+    func delete(_ key: StoreKey, ifBlobIs blobID: String?) throws(CacheStoreError) -> [RemovedRow] {
+        try delete(where: "primary_key = ? AND variant = ? AND blob_id IS ?") { s in
+            s.bind(1, key.primary)
+            s.bind(2, key.variant)
+            if let blobID { s.bind(3, blobID) } else { s.bindNull(3) }
+        }
+    }
+
+    /// Deletes every variant of `primary`.
+    /// - Throws: `CacheStoreError` from SQLite.
+    func deleteVariants(of primary: String) throws(CacheStoreError) -> [RemovedRow] {
+        try delete(where: "primary_key = ?") { $0.bind(1, primary) }
+    }
+
+    /// Deletes every row, pinned ones included.
+    /// - Throws: `CacheStoreError` from SQLite.
+    func deleteAll() throws(CacheStoreError) -> [RemovedRow] {
+        try delete(where: "1")
+    }
+
+    /// Deletes every session row (``StorageClass/session``).
+    /// - Throws: `CacheStoreError` from SQLite.
+    func deleteSessionRows() throws(CacheStoreError) -> [RemovedRow] {
+        try delete(where: "session = 1")
+    }
+
+    /// Deletes every unpinned row last accessed before `cutoff` (seconds since 1970).
+    /// - Throws: `CacheStoreError` from SQLite.
+    func deleteUnused(before cutoff: Double) throws(CacheStoreError) -> [RemovedRow] {
+        try delete(where: "pinned = 0 AND accessed < ?") { $0.bind(1, cutoff) }
+    }
+
+    /// Deletes every row that is not ``RowState/complete``.
+    /// - Throws: `CacheStoreError` from SQLite.
+    func deleteIncomplete() throws(CacheStoreError) -> [RemovedRow] {
+        try delete(where: "state <> \(RowState.complete.rawValue)")
+    }
+
+    /// Deletes the rows matching `condition`; returns their keys and blob ids.
+    private func delete(where condition: String,
+                        bind: (SQLiteStatement) -> Void = { _ in }) throws(CacheStoreError) -> [RemovedRow] {
         let s = try db.prepare("DELETE FROM entries WHERE \(condition) RETURNING primary_key, variant, blob_id")
         bind(s)
         defer { s.reset() }
-        var removed: [(StoreKey, String?)] = []
+        var removed: [RemovedRow] = []
         while try s.step() {
-            removed.append((StoreKey(primary: s.string(0) ?? "", variant: s.string(1) ?? ""), s.string(2)))
+            removed.append(RemovedRow(key: StoreKey(primary: s.string(0) ?? "", variant: s.string(1) ?? ""),
+                                      blobID: s.string(2)))
         }
-        for (key, _) in removed { pendingTouches[key] = nil }
+        for row in removed { pendingTouches[row.key] = nil }
         return removed
     }
 
