@@ -19,9 +19,13 @@ public final class OriginServer: Sendable {
         public var notModified: Int
         /// Requests per method, e.g. `["GET": 2, "HEAD": 1]`.
         public var methods: [String: Int]
+        /// GET requests that carried a `Range` header.
+        public var ranged: Int
+        /// Requests answered 206 Partial Content.
+        public var partial: Int
 
         enum CodingKeys: String, CodingKey {
-            case total, conditional, methods
+            case total, conditional, methods, ranged, partial
             case notModified = "not_modified"
         }
 
@@ -29,11 +33,14 @@ public final class OriginServer: Sendable {
         public static let zero = Hits(total: 0, conditional: 0, notModified: 0, methods: [:])
 
         /// Creates a counter value.
-        public init(total: Int, conditional: Int, notModified: Int, methods: [String: Int] = [:]) {
+        public init(total: Int, conditional: Int, notModified: Int, methods: [String: Int] = [:],
+                    ranged: Int = 0, partial: Int = 0) {
             self.total = total
             self.conditional = conditional
             self.notModified = notModified
             self.methods = methods
+            self.ranged = ranged
+            self.partial = partial
         }
     }
 
@@ -158,19 +165,37 @@ public final class OriginServer: Sendable {
         URL(string: baseURL.absoluteString + path) ?? baseURL
     }
 
+    /// How the origin answers a satisfiable single `Range` of a configured path (`origin.py`'s `range_mode`).
+    public enum RangeMode: String, Sendable {
+        /// A 206 with the asked bytes and a correct `Content-Range` (the default).
+        case honor
+        /// A 200 with the whole body, as an origin without range support.
+        case ignore
+        /// A 206 starting `rangeEarly` bytes (default 1,024) before the asked first byte.
+        case early
+        /// A 206 whose `Content-Range` total is 1,000 bytes too large.
+        case wrongTotal = "wrong_total"
+        /// A 206 without `Content-Range`.
+        case noContentRange = "no_content_range"
+    }
+
     /// Programs the behaviour of `path`; every argument left `nil` is left out of the config.
     /// - Parameters: see `origin.py`'s docstring: `size` is in bytes, `delay` and `chunkDelay` (pause after
     ///   each 64 KiB chunk of a generated body) in seconds; `reason` replaces the status line's reason phrase;
     ///   `noContentLength` sends the body without `Content-Length`, ended by closing the connection; `interim`
     ///   lists 1xx interim responses (status, header fields) sent before the final response;
-    ///   `notModifiedHeaders` answers every conditional GET/HEAD with a 304 carrying exactly these lines.
+    ///   `notModifiedHeaders` answers every conditional GET/HEAD with a 304 carrying exactly these lines;
+    ///   `etags` makes the n-th request (from 0) see `etags[min(n, count - 1)]` and a generated body shifted by
+    ///   that index (a changed representation); `rate` paces a generated body (bytes per second); `endless`
+    ///   sends a generated chunked body that never ends; `rangeMode` / `rangeEarly` pick a buggy answer to Range.
     /// - Throws: `OriginError` when the control request fails.
     public func configure(path: String, status: Int = 200, headers: [(String, String)] = [], body: String? = nil,
                           size: Int? = nil, etag: String? = nil, lastModified: String? = nil, delay: Double? = nil,
                           truncate: Bool = false, drop: Bool = false, gzip: Bool = false, redirect: String? = nil,
                           echoHeader: String? = nil, chunkDelay: Double? = nil, reason: String? = nil,
                           noContentLength: Bool = false, interim: [(Int, [(String, String)])] = [],
-                          notModifiedHeaders: [(String, String)]? = nil) async throws {
+                          notModifiedHeaders: [(String, String)]? = nil, etags: [String] = [], rate: Int? = nil,
+                          endless: Bool = false, rangeMode: RangeMode = .honor, rangeEarly: Int? = nil) async throws {
         var config: [String: Any] = ["path": path, "status": status, "headers": headers.map { [$0.0, $0.1] }]
         if let body { config["body"] = body }
         if let size { config["size"] = size }
@@ -187,6 +212,11 @@ public final class OriginServer: Sendable {
         if noContentLength { config["no_content_length"] = true }
         if !interim.isEmpty { config["interim"] = interim.map { [$0.0, $0.1.map { [$0.0, $0.1] }] as [Any] } }
         if let notModifiedHeaders { config["not_modified_headers"] = notModifiedHeaders.map { [$0.0, $0.1] } }
+        if !etags.isEmpty { config["etags"] = etags }
+        if let rate { config["rate"] = rate }
+        if endless { config["endless"] = true }
+        if rangeMode != .honor { config["range_mode"] = rangeMode.rawValue }
+        if let rangeEarly { config["range_early"] = rangeEarly }
         let data = try JSONSerialization.data(withJSONObject: config)
         _ = try await control("POST", "/__config", body: data)
     }

@@ -15,9 +15,23 @@ Control plane (same port):
                          "interim": [[103, [["Link", "</s.css>; rel=preload"]]], [102]] (1xx interim
                          responses sent before the final one),
                          "not_modified_headers": [["ETag", "\"other\""]] (every conditional GET/HEAD is
-                         answered 304 with exactly these header lines, whatever its validators)}
+                         answered 304 with exactly these header lines, whatever its validators),
+                         "etags": ["\"v1\"", "\"v2\""] (a changed representation: the n-th request of the
+                         path (from 0) is served with etags[min(n, len - 1)] and, for a generated body, bytes
+                         shifted by that index: byte i is (i + index) % 256),
+                         "rate": 1048576 (bytes per second a generated body is paced at, from its first byte),
+                         "endless": true (a generated body with Transfer-Encoding: chunked that never ends),
+                         "range_mode": "ignore" | "early" | "wrong_total" | "no_content_range"
+                         (how a satisfiable Range is answered: a 200 with the whole body; a 206 starting
+                         "range_early" bytes (default 1024) before the asked first byte; a Content-Range whose
+                         total is 1000 too large; a 206 without Content-Range)}
                    (the config of a path replaces any earlier config of the same path)
-  GET  /__hits     JSON {path: {"total": n, "conditional": n, "not_modified": n, "methods": {...}}}
+Range (RFC 9110 §14) on GET of a configured 200 or a /size/<n> path: one byte range (`a-b`, `a-`, `-n`) is
+answered 206 with Content-Range; an unsatisfiable one 416 with `Content-Range: bytes */<size>`; an invalid or
+multi-range header is ignored (200). If-Range holds when it is a strong ETag equal to the current one or a date
+equal to Last-Modified; otherwise the answer is the whole 200.
+  GET  /__hits     JSON {path: {"total": n, "conditional": n, "not_modified": n, "methods": {...},
+                               "ranged": n (requests with Range), "partial": n (answered 206)}}
   POST /__clock    JSON {"offset": seconds}: Date headers say real time + offset (follows a test's fixed clock)
   POST /__reset    forget every config, every counter and the clock offset
 Defaults for unconfigured paths:
@@ -45,6 +59,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import unquote, urlsplit
 
 CHUNK = bytes(range(256)) * 256  # 64 KiB pattern; byte i of any generated body is i % 256
+_CHUNK_WRAPPED = CHUNK + CHUNK[:256]  # any 64 KiB window starting at offset 0-255 of the pattern
 
 _lock = threading.Lock()
 _configs = {}
@@ -52,15 +67,71 @@ _hits = {}
 _clock = {"offset": 0.0}  # seconds added to the real time in Date headers (tests with a fixed clock move it)
 
 
-def _count(path, method, conditional=False, not_modified=False):
+def _count(path, method, conditional=False, not_modified=False, ranged=False):
     with _lock:
-        entry = _hits.setdefault(path, {"total": 0, "conditional": 0, "not_modified": 0, "methods": {}})
+        entry = _hits.setdefault(path, {"total": 0, "conditional": 0, "not_modified": 0, "methods": {},
+                                        "ranged": 0, "partial": 0})
         entry["total"] += 1
         entry["methods"][method] = entry["methods"].get(method, 0) + 1
         if conditional:
             entry["conditional"] += 1
         if not_modified:
             entry["not_modified"] += 1
+        if ranged:
+            entry["ranged"] += 1
+
+
+def _count_partial(path):
+    with _lock:
+        _hits[path]["partial"] += 1
+
+
+def _served_before(path):
+    """How many requests of `path` were counted before this one (the index into a config's "etags")."""
+    with _lock:
+        return _hits.get(path, {}).get("total", 0)
+
+
+def _range_selection(header, size):
+    """One byte range of `header` against `size` bytes (RFC 9110 §14.1.2): (first, last), "unsatisfiable", or
+    None when the header is invalid, not the bytes unit, or asks for several ranges (then it is ignored)."""
+    if header is None:
+        return None
+    unit, _, spec = header.strip().partition("=")
+    if unit.strip().lower() != "bytes" or "," in spec:
+        return None
+    first_text, dash, last_text = spec.strip().partition("-")
+    if not dash or (first_text and not first_text.isdigit()) or (last_text and not last_text.isdigit()):
+        return None
+    if not first_text:
+        if not last_text:
+            return None
+        suffix = int(last_text)
+        if suffix == 0 or size == 0:
+            return "unsatisfiable"
+        return (max(0, size - suffix), size - 1)
+    first = int(first_text)
+    if last_text and int(last_text) < first:
+        return None
+    last = int(last_text) if last_text else size - 1
+    if first >= size:
+        return "unsatisfiable"
+    return (first, min(last, size - 1))
+
+
+def _if_range_holds(header, etag, last_modified):
+    """RFC 9110 §13.1.5: a strong entity tag equal to the current ETag, or a date equal to Last-Modified."""
+    if header is None:
+        return True
+    header = header.strip()
+    if header.startswith('"') or header.startswith("W/"):
+        return etag is not None and not etag.startswith("W/") and header == etag
+    if last_modified is None:
+        return False
+    try:
+        return parsedate_to_datetime(header) == parsedate_to_datetime(last_modified)
+    except (TypeError, ValueError, IndexError):
+        return False
 
 
 def _etag_matches(header, etag):
@@ -111,6 +182,12 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Cache-Control", "no-store")
         self.end_headers()
         self.wfile.write(data)
+
+    def _send_unsatisfiable(self, size):
+        self.send_response(416)
+        self.send_header("Content-Range", "bytes */%d" % size)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
 
     def _drop(self):
         self.close_connection = True
@@ -205,19 +282,30 @@ class Handler(BaseHTTPRequestHandler):
             except ValueError:
                 size = -1
             if size >= 0:
-                _count(path, method)
+                range_header = self.headers.get("Range") if method == "GET" else None
+                _count(path, method, ranged=range_header is not None)
                 cache_control = "max-age=3600"
                 for item in query.split("&"):
                     if item.startswith("cc="):
                         cache_control = unquote(item[3:])
-                self.send_response(200)
+                selection = _range_selection(range_header, size)
+                if selection == "unsatisfiable":
+                    self._send_unsatisfiable(size)
+                    return
+                first, last = selection if selection else (0, size - 1)
+                if selection:
+                    _count_partial(path)
+                    self.send_response(206)
+                    self.send_header("Content-Range", "bytes %d-%d/%d" % (first, last, size))
+                else:
+                    self.send_response(200)
                 self.send_header("Content-Type", "application/octet-stream")
-                self.send_header("Content-Length", str(size))
+                self.send_header("Content-Length", str(last - first + 1))
                 if cache_control:
                     self.send_header("Cache-Control", cache_control)
                 self.end_headers()
                 if method != "HEAD":
-                    self._stream_generated(size, size)
+                    self._stream_generated(size, last - first + 1, start=first)
                 return
         _count(path, method)
         body = b"not found\n"
@@ -228,17 +316,41 @@ class Handler(BaseHTTPRequestHandler):
         if method != "HEAD":
             self.wfile.write(body)
 
-    def _stream_generated(self, size, limit, chunk_delay=0.0):
-        """Writes the first `limit` bytes of a generated body of `size` bytes, in 64 KiB chunks."""
+    def _stream_generated(self, size, limit, chunk_delay=0.0, start=0, shift=0, rate=0.0):
+        """Writes `limit` bytes of a generated body of `size` bytes from offset `start`, in 64 KiB chunks: byte i
+        is (i + shift) % 256; `rate` (bytes/s, 0 = unpaced) paces the writes from the first byte on."""
         sent = 0
-        limit = min(size, limit)
+        limit = min(size - start, limit)
+        began = time.monotonic()
         while sent < limit:
             n = min(len(CHUNK), limit - sent)
-            self.wfile.write(CHUNK[:n])
+            offset = (start + sent + shift) % 256
+            self.wfile.write(_CHUNK_WRAPPED[offset:offset + n])
             sent += n
             if chunk_delay > 0:
                 self.wfile.flush()
                 time.sleep(chunk_delay)
+            if rate > 0:
+                self.wfile.flush()
+                ahead = began + sent / rate - time.monotonic()
+                if ahead > 0:
+                    time.sleep(ahead)
+
+    def _stream_endless(self, rate=0.0):
+        """Writes generated chunked-coding chunks until the client goes away."""
+        began = time.monotonic()
+        sent = 0
+        try:
+            while True:
+                self.wfile.write(b"%x\r\n" % len(CHUNK) + CHUNK + b"\r\n")
+                sent += len(CHUNK)
+                if rate > 0:
+                    self.wfile.flush()
+                    ahead = began + sent / rate - time.monotonic()
+                    if ahead > 0:
+                        time.sleep(ahead)
+        except OSError:
+            self.close_connection = True
 
     # ---- configured paths -----------------------------------------------------------------------
 
@@ -254,7 +366,11 @@ class Handler(BaseHTTPRequestHandler):
             self._drop()
             return
 
+        version = 0
         etag = config.get("etag")
+        if config.get("etags"):
+            version = min(_served_before(path), len(config["etags"]) - 1)
+            etag = config["etags"][version]
         last_modified = config.get("last_modified")
         extra = [tuple(pair) for pair in config.get("headers", [])]
         status = int(config.get("status", 200))
@@ -282,7 +398,8 @@ class Handler(BaseHTTPRequestHandler):
                         self.send_header(name, value)
                 self.end_headers()
                 return
-        _count(path, method, conditional)
+        range_header = self.headers.get("Range") if method == "GET" and status == 200 else None
+        _count(path, method, conditional, ranged=range_header is not None)
 
         if "body" in config:
             body = config["body"].encode()
@@ -308,7 +425,27 @@ class Handler(BaseHTTPRequestHandler):
             lines += ["%s: %s" % (name, value) for name, value in (interim[1] if len(interim) > 1 else [])]
             self.wfile.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
             self.wfile.flush()
+        endless = bool(config.get("endless")) and body is None
+        selection = None
+        range_mode = config.get("range_mode")
+        if range_header is not None and not endless and range_mode != "ignore" \
+                and _if_range_holds(self.headers.get("If-Range"), etag, last_modified):
+            selection = _range_selection(range_header, size)
+        if selection == "unsatisfiable":
+            self._send_unsatisfiable(size)
+            return
+        start, length = 0, size
+        if selection:
+            _count_partial(path)
+            first, last = selection
+            if range_mode == "early":
+                first = max(0, first - int(config.get("range_early") or 1024))
+            start, length = first, last - first + 1
+            status = 206
         self.send_response(status, config.get("reason"))
+        if selection and range_mode != "no_content_range":
+            total = size + 1000 if range_mode == "wrong_total" else size
+            self.send_header("Content-Range", "bytes %d-%d/%d" % (start, start + length - 1, total))
         if config.get("redirect"):
             self.send_header("Location", config["redirect"])
         if etag:
@@ -322,19 +459,26 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Type", "application/octet-stream")
         for name, value in extra:
             self.send_header(name, value)
-        if config.get("no_content_length"):
+        rate = float(config.get("rate") or 0)
+        if endless:
+            self.send_header("Transfer-Encoding", "chunked")
+        elif config.get("no_content_length"):
             self.close_connection = True
             self.send_header("Connection", "close")
         else:
-            self.send_header("Content-Length", str(size))
+            self.send_header("Content-Length", str(length))
         self.end_headers()
         if method == "HEAD" or status == 304 or status == 204:
             return
-        limit = size // 2 if config.get("truncate") else size
+        if endless:
+            self._stream_endless(rate)
+            return
+        limit = length // 2 if config.get("truncate") else length
         if body is not None:
-            self.wfile.write(body[:limit])
+            self.wfile.write(body[start:start + limit])
         else:
-            self._stream_generated(size, limit, float(config.get("chunk_delay") or 0))
+            self._stream_generated(size, limit, float(config.get("chunk_delay") or 0), start=start,
+                                   shift=version, rate=rate)
         if config.get("truncate"):
             self.wfile.flush()
             self._drop()
