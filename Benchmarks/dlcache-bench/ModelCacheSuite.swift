@@ -114,7 +114,7 @@ enum ModelCacheSuite {
         configuration.validatesMemoryHits = validatesMemoryHits
         configuration.namespace = namespace
         configuration.memoryPressureNotifications = []
-        if !memoryTier { configuration.memoryCountLimit = 0 }
+        if !memoryTier { configuration.maxMemoryEntries = 0 }
         return try ModelCache(configuration: configuration)
     }
 

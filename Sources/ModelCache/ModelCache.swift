@@ -38,8 +38,8 @@ public final class ModelCache: Sendable {
         self.configuration = configuration
         self.namespace = namespace
         self.storeBox = Mutex(try Self.openStore(configuration, namespace: namespace))
-        self.memory = DecodedValueCache(countLimit: configuration.memoryCountLimit,
-                                        costLimit: configuration.memoryCostLimit)
+        self.memory = DecodedValueCache(countLimit: configuration.maxMemoryEntries,
+                                        costLimit: configuration.maxMemoryBytes)
         self.pressureObserver = MemoryPressureObserver(center: configuration.notificationCenter,
                                                        names: configuration.memoryPressureNotifications)
         pressureObserver.setHandler { [weak self] in self?.handleMemoryPressure() }
@@ -284,7 +284,7 @@ public final class ModelCache: Sendable {
                                   namespace: String) throws(ModelCacheError) -> CacheStore {
         var storeConfiguration = CacheStore.Configuration(directory: configuration.directory, namespace: namespace)
         storeConfiguration.maxDiskBytes = configuration.maxDiskBytes
-        storeConfiguration.maxMemoryBytes = max(0, configuration.storeMemoryBytes)
+        storeConfiguration.maxMemoryBytes = max(0, configuration.storeMaxMemoryBytes)
         storeConfiguration.maxAge = configuration.maxAge
         storeConfiguration.now = configuration.now
         do { return try CacheStore(configuration: storeConfiguration) } catch { throw .storage(error) }

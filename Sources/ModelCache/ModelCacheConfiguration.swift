@@ -31,10 +31,10 @@ extension ModelCache {
         /// Encoding for new writes; reads use the encoding recorded with each value. Default `.json`.
         public var encoding: ModelEncoding
         /// Most decoded values kept in memory. Default 256; 0 switches the memory tier off.
-        public var memoryCountLimit: Int
+        public var maxMemoryEntries: Int
         /// Most estimated bytes of decoded values kept in memory (encoded size plus 64 bytes per value).
         /// Default 16 MiB; 0 switches the memory tier off.
-        public var memoryCostLimit: Int
+        public var maxMemoryBytes: Int
         /// Bytes the underlying store may use on disk; nil = unlimited. Default 256 MiB.
         public var maxDiskBytes: Int64?
         /// Seconds since last access after which the store may evict a value; nil = never. Default nil.
@@ -45,7 +45,7 @@ extension ModelCache {
         public var validatesMemoryHits: Bool
         /// Bytes of the underlying `CacheStore`'s own memory tier. Default 0 (off): the decoded-value tier
         /// already keeps hot values, a second copy of their bytes would double the memory.
-        public var storeMemoryBytes: Int
+        public var storeMaxMemoryBytes: Int
         /// Notifications that call `handleMemoryPressure()`. On platforms with UIKit the default is the
         /// memory-warning, did-enter-background and will-terminate notifications; elsewhere empty.
         public var memoryPressureNotifications: [Notification.Name]
@@ -65,12 +65,12 @@ extension ModelCache {
             self.cacheVersion = ""
             self.stalenessThreshold = 300
             self.encoding = .json
-            self.memoryCountLimit = 256
-            self.memoryCostLimit = 16 << 20
+            self.maxMemoryEntries = 256
+            self.maxMemoryBytes = 16 << 20
             self.maxDiskBytes = 256 << 20
             self.maxAge = nil
             self.validatesMemoryHits = false
-            self.storeMemoryBytes = 0
+            self.storeMaxMemoryBytes = 0
             self.memoryPressureNotifications = Configuration.platformMemoryPressureNotifications
             self.notificationCenter = .default
             self.eventHandler = nil

@@ -48,7 +48,7 @@ struct DecodedValueCacheTests {
         let tier = DecodedValueCache(countLimit: countLimit, costLimit: costLimit)
         tier.put(item(1), forKey: "k")
         #expect(tier.count == 0)
-        let fixture = try Fixture { $0.memoryCountLimit = countLimit; $0.memoryCostLimit = costLimit }
+        let fixture = try Fixture { $0.maxMemoryEntries = countLimit; $0.maxMemoryBytes = costLimit }
         defer { fixture.cleanUp() }
         try fixture.cache.set(5, forKey: "k")
         #expect(fixture.cache.value(forKey: "k", as: Int.self)?.value == 5)
@@ -59,7 +59,7 @@ struct DecodedValueCacheTests {
 
     @Test("the cache's memory tier respects its count limit and serves repeats without decoding")
     func cacheMemoryLimits() throws {
-        let fixture = try Fixture { $0.memoryCountLimit = 2 }
+        let fixture = try Fixture { $0.maxMemoryEntries = 2 }
         defer { fixture.cleanUp() }
         let cache = fixture.cache
         for index in 0..<3 { try cache.set(index, forKey: "k\(index)") }

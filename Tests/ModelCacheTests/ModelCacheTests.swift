@@ -23,7 +23,7 @@ struct ModelCacheTests {
 
     @Test("scalars, strings, dates and optionals round-trip", arguments: [ModelEncoding.json, .propertyList])
     func scalars(encoding: ModelEncoding) throws {
-        let fixture = try Fixture { $0.encoding = encoding; $0.memoryCountLimit = 0 }
+        let fixture = try Fixture { $0.encoding = encoding; $0.maxMemoryEntries = 0 }
         defer { fixture.cleanUp() }
         let cache = fixture.cache
         try cache.set(42, forKey: "int")

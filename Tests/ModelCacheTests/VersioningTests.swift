@@ -7,7 +7,7 @@ import Testing
 struct VersioningTests {
     @Test("a new cache version drops values written by the old one", arguments: [true, false])
     func cacheVersionChange(memoryTier: Bool) throws {
-        let fixture = try Fixture { $0.cacheVersion = "1.0"; if !memoryTier { $0.memoryCountLimit = 0 } }
+        let fixture = try Fixture { $0.cacheVersion = "1.0"; if !memoryTier { $0.maxMemoryEntries = 0 } }
         defer { fixture.cleanUp() }
         try fixture.cache.set(MenuItem.sample(3), forKey: "menu")
         let updated = try fixture.reopen { $0.cacheVersion = "2.0" }
@@ -61,7 +61,7 @@ struct VersioningTests {
 
     @Test("reading a key as another type drops it with typeChanged", arguments: [true, false])
     func typeChange(memoryTier: Bool) throws {
-        let fixture = try Fixture { if !memoryTier { $0.memoryCountLimit = 0 } }
+        let fixture = try Fixture { if !memoryTier { $0.maxMemoryEntries = 0 } }
         defer { fixture.cleanUp() }
         try fixture.cache.set(MenuItem.sample(2), forKey: "menu")
         let result = fixture.cache.lookup("menu", as: [MenuItemV4].self)
