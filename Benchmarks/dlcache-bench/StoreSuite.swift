@@ -72,7 +72,7 @@ enum StoreChildWriter {
         do {
             return try CacheStore(configuration: config)
         } catch {
-            print("OPEN-ERROR \(error.code.rawValue) \(error.detail)")
+            print("OPEN-ERROR \(codeName(error.code)) \(error.detail)")
             exit(2)
         }
     }
@@ -110,7 +110,7 @@ enum StoreChildWriter {
             try store.store(Data("x".utf8), metadata: Data(), for: StoreKey(primary: "new"))
             print("WRITE ok")
         } catch {
-            print("WRITE \(error.code.rawValue)")
+            print("WRITE \(codeName(error.code))")
         }
         fflush(nil)
         exit(0)
@@ -486,4 +486,14 @@ enum StoreSuite {
         }
         return results
     }
+}
+
+/// The Swift name of a store error code (`permissionDenied`), for the probes' one-word output lines.
+private func codeName(_ code: CacheStoreError.Code) -> String {
+    let names: [(CacheStoreError.Code, String)] = [
+        (.diskFull, "diskFull"), (.permissionDenied, "permissionDenied"), (.corruptIndex, "corruptIndex"), (.io, "io"),
+        (.invalidNamespace, "invalidNamespace"), (.notFound, "notFound"), (.busy, "busy"),
+        (.invalidArgument, "invalidArgument"), (.unsafeFile, "unsafeFile"),
+    ]
+    return names.first { $0.0 == code }?.1 ?? "\(code)"
 }

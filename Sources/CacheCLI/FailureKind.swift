@@ -74,6 +74,7 @@ public enum FailureKind: String, Sendable, Equatable, CaseIterable {
         case .nameNotResolved?: self = .dns
         case .tlsFailed(_, let certificate)?: self = certificate ? .tlsCertificate : .tls
         default:
+            if error.code.httpStatus != nil { self = .http; return }
             switch error.code {
             case .connectionFailed: self = .connect
             case .timedOut: self = .timeout
@@ -84,9 +85,7 @@ public enum FailureKind: String, Sendable, Equatable, CaseIterable {
             case .invalidResponse: self = .invalidResponse
             case .invalidRequest: self = .invalidRequest
             case .cancelled: self = .cancelled
-            case .http: self = .http
-            case .invalidURL: self = .failed
-            case .other: self = .failed
+            default: self = .failed
             }
         }
     }

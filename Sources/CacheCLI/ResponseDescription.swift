@@ -64,6 +64,7 @@ enum ResponseDescription {
                 + " (\(detail); --cacert FILE trusts a private CA, -k skips the check)"
         default: break
         }
+        if let status = error.code.httpStatus { return "HTTP error \(status) for \(target): \(detail)" }
         switch error.code {
         case .connectionFailed:
             return "network error: cannot connect to the origin for \(target) and nothing usable is cached (\(detail))"
@@ -77,8 +78,6 @@ enum ResponseDescription {
             return "storage error for \(target): \(detail)"
         case .invalidURL:
             return "invalid URL '\(target)': \(detail)"
-        case .http(let status):
-            return "HTTP error \(status) for \(target): \(detail)"
         case .tooManyRedirects:
             return "too many redirects from \(target) (\(detail))"
         case .cancelled:
@@ -87,7 +86,7 @@ enum ResponseDescription {
             return "invalid request for \(target): \(detail)"
         case .invalidResponse:
             return "protocol error: the origin's response for \(target) breaks HTTP; nothing stored (\(detail))"
-        case .other:
+        default:
             return "cannot get \(target): \(detail)"
         }
     }

@@ -7,33 +7,45 @@ import CSQLite
 /// Every disk, index or argument problem surfaces as one of these (never a crash). Reads never throw: a read that
 /// fails is reported as a miss and counted, see `CacheStoreStatistics`.
 public struct CacheStoreError: Error, Sendable, CustomStringConvertible, Equatable {
-    /// What kind of failure happened.
-    public enum Code: String, Sendable, Equatable, CaseIterable, CustomStringConvertible {
+    /// What kind of failure happened. A struct with static members rather than an enum, so kinds can be added
+    /// without breaking a caller's `switch` (which needs a `default`); compare with `==` or match with `case`.
+    public struct Code: Sendable, Hashable, CustomStringConvertible {
+        private enum Kind: Sendable, Hashable {
+            case diskFull, permissionDenied, corruptIndex, io, invalidNamespace, notFound, busy, invalidArgument
+            case unsafeFile
+        }
+
+        private let kind: Kind
+
+        private init(_ kind: Kind) {
+            self.kind = kind
+        }
+
         /// The file system or the index reported that the disk is full (`ENOSPC`, `EDQUOT`, `SQLITE_FULL`).
-        case diskFull
+        public static let diskFull = Code(.diskFull)
         /// The cache directory or a file in it may not be read or written (`EACCES`, `EPERM`, `EROFS`).
-        case permissionDenied
+        public static let permissionDenied = Code(.permissionDenied)
         /// `index.sqlite` is damaged or not a database (`SQLITE_CORRUPT`, `SQLITE_NOTADB`).
-        case corruptIndex
+        public static let corruptIndex = Code(.corruptIndex)
         /// Any other input/output failure of the file system or SQLite.
-        case io
+        public static let io = Code(.io)
         /// The namespace name is not 1–64 characters of `[A-Za-z0-9._-]` or is `.` / `..`.
-        case invalidNamespace
+        public static let invalidNamespace = Code(.invalidNamespace)
         /// The key, namespace or file asked for does not exist.
-        case notFound
+        public static let notFound = Code(.notFound)
         /// Another process held the index locked for longer than the busy timeout.
-        case busy
+        public static let busy = Code(.busy)
         /// An argument was unusable (e.g. a body writer from another store, or one already committed).
-        case invalidArgument
+        public static let invalidArgument = Code(.invalidArgument)
         /// A file or directory of the store is a symbolic link, a FIFO or another non-regular file where the store
         /// keeps its own files: someone else put it there, and the store refuses to follow or use it.
-        case unsafeFile
+        public static let unsafeFile = Code(.unsafeFile)
 
         /// The failure class in words, for messages: `disk full`, `permission denied`, `damaged index`,
         /// `I/O error`, `invalid namespace`, `not found`, `cache busy (locked by another process)`,
         /// `invalid argument`, `unsafe file in the cache directory`.
         public var description: String {
-            switch self {
+            switch kind {
             case .diskFull: return "disk full"
             case .permissionDenied: return "permission denied"
             case .corruptIndex: return "damaged index"

@@ -3,47 +3,67 @@ import Foundation
 /// Why a DownloadCache call failed. A cache or storage problem alone never produces one: a broken cache
 /// degrades to the network.
 public struct DownloadError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The failure classes a caller can act on.
-    public enum Code: Sendable, Hashable, CustomStringConvertible {
+    /// The failure classes a caller can act on. A struct with static members rather than an enum, so classes
+    /// can be added without breaking a caller's `switch` (which needs a `default`); compare with `==` or match
+    /// with `case`; ``httpStatus`` reads the status of ``http(status:)``.
+    public struct Code: Sendable, Hashable, CustomStringConvertible {
+        private enum Kind: Sendable, Hashable {
+            case connectionFailed, timedOut, cancelled, notCached, truncated, invalidURL, storage
+            case http(Int)
+            case tooManyRedirects, invalidRequest, invalidResponse, other
+        }
+
+        private let kind: Kind
+
+        private init(_ kind: Kind) {
+            self.kind = kind
+        }
+
         /// The origin could not be reached (connection refused, DNS failure, connection lost) and no stored
-        /// response was allowed to stand in. `offline` is a synonym.
-        case connectionFailed
+        /// response was allowed to stand in. ``offline`` is a synonym.
+        public static let connectionFailed = Code(.connectionFailed)
         /// The origin did not answer within the timeout (seconds, `RequestOptions.timeout`).
-        case timedOut
+        public static let timedOut = Code(.timedOut)
         /// The caller's task was cancelled (other waiters on the same download are not affected).
-        case cancelled
+        public static let cancelled = Code(.cancelled)
         /// The policy forbade the network (`return-cache-dont-load`, request `only-if-cached`) and no
         /// usable stored response exists (RFC 9111 §5.2.1.7: a 504 in HTTP terms).
-        case notCached
+        public static let notCached = Code(.notCached)
         /// The body ended before its Content-Length; nothing was stored.
-        case truncated
+        public static let truncated = Code(.truncated)
         /// The URL is not an absolute http(s) URL.
-        case invalidURL
+        public static let invalidURL = Code(.invalidURL)
         /// The cache could not be used at all for something only the cache can do (e.g. a large body could
         /// be neither stored nor kept in a temporary file).
-        case storage
+        public static let storage = Code(.storage)
         /// The origin answered with this non-success status (used by prefetch, which counts those as failures).
-        case http(status: Int)
+        public static func http(status: Int) -> Code { Code(.http(status)) }
         /// Too many redirects (more than `Configuration.maxRedirects`).
-        case tooManyRedirects
+        public static let tooManyRedirects = Code(.tooManyRedirects)
         /// The request carries something the transport refuses to send (a message-framing field such as
         /// Content-Length or Transfer-Encoding, a Host naming another authority, CR/LF in a field, a method that
         /// is not a token); nothing was sent. See `MessageFraming.requestProblem(method:url:headers:)`.
-        case invalidRequest
+        public static let invalidRequest = Code(.invalidRequest)
         /// The origin broke HTTP's rules (invalid or conflicting Content-Length, Transfer-Encoding with
         /// Content-Length, an unsolicited 304 or 206, a response header too large); nothing was stored.
-        case invalidResponse
+        public static let invalidResponse = Code(.invalidResponse)
         /// Anything else (TLS failure, unwritable file ...); see `detail`.
-        case other
+        public static let other = Code(.other)
 
         /// Synonym of ``connectionFailed``: the origin is unreachable.
         public static var offline: Code { .connectionFailed }
+
+        /// The status of an ``http(status:)`` code, else nil.
+        public var httpStatus: Int? {
+            if case .http(let status) = kind { return status }
+            return nil
+        }
 
         /// The failure class in words, for messages: `connection failed`, `timed out`, `cancelled`, `not cached`,
         /// `truncated body`, `invalid URL`, `storage error`, `HTTP <status>`, `too many redirects`,
         /// `invalid request`, `invalid response from the origin`, `failed`.
         public var description: String {
-            switch self {
+            switch kind {
             case .connectionFailed: return "connection failed"
             case .timedOut: return "timed out"
             case .cancelled: return "cancelled"
@@ -97,9 +117,9 @@ public struct DownloadError: Error, Sendable, Hashable, CustomStringConvertible 
     /// "not cached: ... policy return-cache-dont-load forbids the network". The detail alone when it already
     /// starts with the class's words, or for ``Code/other``. Never a Swift case name.
     public var description: String {
-        if case .other = code, !detail.isEmpty { return detail }
+        if code == .other, !detail.isEmpty { return detail }
         var words = code.description
-        if case .http(let status) = code {
+        if let status = code.httpStatus {
             let phrase = ErrorWords.reasonPhrase(status)
             if !phrase.isEmpty { words += " \(phrase)" }
         }
