@@ -76,6 +76,7 @@ enum CacheOpener {
         let shared = sharedTier ? try SharedTierOption.configuration(parsed, environment: context.environment) : nil
         return try open(location, console: context.console, create: create, verbose: parsed.flag("verbose")) { configuration in
             configuration.sharedTier = shared
+            configuration.now = context.environment.now
             configure(&configuration)
         }
     }

@@ -84,7 +84,8 @@ public struct CommandEnvironment: Sendable {
     public var variables: [String: String]
     /// The directory relative paths (`-o FILE`, `prefetch FILE`) are resolved against.
     public var currentDirectory: URL
-    /// The clock used for progress rates and elapsed times (seconds); the cache itself uses real time.
+    /// The clock for progress rates and elapsed times, and the opened cache's clock (freshness, ages, access
+    /// times): real time except in tests.
     public var now: @Sendable () -> Date
 
     /// Creates an environment.

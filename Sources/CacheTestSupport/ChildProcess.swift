@@ -56,6 +56,8 @@ public final class ChildProcess: Sendable {
         public var stdout: Data
         /// Everything it wrote to standard error.
         public var stderr: Data
+        /// The largest resident set size it reached, in bytes (``ChildProcess/peakResidentBytes``).
+        public var peakResidentBytes: Int64?
 
         /// ``Termination/status``.
         public var status: Int32 { termination.status }
@@ -79,6 +81,7 @@ public final class ChildProcess: Sendable {
     public let stderr: FileHandle?
     private let stdinFD: Mutex<Int32>
     private let ended = Mutex<Termination?>(nil)
+    private let peakResident = Mutex<Int64?>(nil)
 
     /// Starts `arguments` (the first is the executable's path).
     /// - Parameter environment: the child's whole environment; `nil` passes this process's environment on.
@@ -126,8 +129,7 @@ public final class ChildProcess: Sendable {
         closeStdin()
         if ended.withLock({ $0 }) == nil {
             kill(pid, SIGKILL)
-            var status: Int32 = 0
-            _ = waitpid(pid, &status, 0)
+            _ = reap(blocking: true)
         }
     }
 
@@ -204,10 +206,7 @@ public final class ChildProcess: Sendable {
     /// How the child ended, or `nil` while it runs (does not wait).
     public var termination: Termination? {
         ended.withLock { termination in
-            if termination == nil {
-                var status: Int32 = 0
-                if waitpid(pid, &status, WNOHANG) == pid { termination = Self.decode(status) }
-            }
+            if termination == nil { termination = reap(blocking: false) }
             return termination
         }
     }
@@ -228,9 +227,7 @@ public final class ChildProcess: Sendable {
     public func waitUntilExit() -> Termination {
         ended.withLock { termination in
             if let termination { return termination }
-            var status: Int32 = 0
-            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-            let decoded = Self.decode(status)
+            let decoded = reap(blocking: true) ?? .signalled(SIGKILL)
             termination = decoded
             return decoded
         }
@@ -292,7 +289,7 @@ public final class ChildProcess: Sendable {
             termination = child.killAndReap()
         }
         return Outcome(termination: termination ?? .signalled(SIGKILL), timedOut: timedOut,
-                       stdout: collected[0], stderr: collected[1])
+                       stdout: collected[0], stderr: collected[1], peakResidentBytes: child.peakResidentBytes)
     }
 
     /// ``runBlocking(_:environment:stdin:timeout:)`` on a thread of its own, so no thread of Swift's cooperative
@@ -311,6 +308,28 @@ public final class ChildProcess: Sendable {
             }.start()
         }
         return try result.get()
+    }
+
+    /// The largest resident set size the child reached, in bytes (`ru_maxrss` of wait4), once it was reaped.
+    public var peakResidentBytes: Int64? { peakResident.withLock { $0 } }
+
+    /// wait4 for the child (not waiting when `blocking` is false); records its peak resident size.
+    /// - Returns: how it ended, or `nil` when it still runs (or was reaped already).
+    private func reap(blocking: Bool) -> Termination? {
+        var status: Int32 = 0
+        var usage = rusage()
+        var result: pid_t
+        repeat {
+            result = wait4(pid, &status, blocking ? 0 : WNOHANG, &usage)
+        } while result < 0 && errno == EINTR
+        guard result == pid else { return nil }
+        #if os(Linux)
+        let unit: Int64 = 1_024   // kilobytes on Linux
+        #else
+        let unit: Int64 = 1       // bytes on Apple platforms
+        #endif
+        peakResident.withLock { $0 = Int64(usage.ru_maxrss) * unit }
+        return Self.decode(status)
     }
 
     private static func decode(_ status: Int32) -> Termination {

@@ -16,8 +16,11 @@ struct CLIHarness {
     }
 
     let directory: URL
+    /// The clock of every run (progress and the cache's freshness); real time unless given.
+    let now: @Sendable () -> Date
 
-    init() throws {
+    init(now: @escaping @Sendable () -> Date = { Date() }) throws {
+        self.now = now
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     }
@@ -30,7 +33,7 @@ struct CLIHarness {
         let environment = CommandEnvironment(console: capture.console,
                                              variables: ["DLCACHE_DIR": directory.path, "HOME": "/nonexistent"]
                                                  .merging(variables) { $1 },
-                                             currentDirectory: directory)
+                                             currentDirectory: directory, now: now)
         let code = await CommandLineTool.run(arguments: ["dlcache"] + args, environment: environment)
         return Run(code: code, out: capture.stdout, err: capture.stderr)
     }

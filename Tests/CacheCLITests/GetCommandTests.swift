@@ -5,10 +5,17 @@ import CacheTestSupport
 
 /// End-to-end `dlcache get` runs against the loopback origin (Tests/Fixtures/origin.py).
 @Suite(.serialized) struct GetCommandTests {
+    /// A clock stopped on the last whole second (the origin's `Date` has whole seconds: its response is 0 s old
+    /// when received), so ages are exact.
+    static func wholeSecondClock() -> FixedClock {
+        FixedClock(Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down)))
+    }
+
     @Test func secondGetIsAHitWithoutAnOriginRequest() async throws {
         let origin = try await OriginServer.start()
         defer { origin.stop() }
-        let cli = try CLIHarness()
+        let clock = Self.wholeSecondClock()
+        let cli = try CLIHarness(now: clock.now)
         defer { cli.cleanUp() }
         try await origin.configure(path: "/a", headers: [("Cache-Control", "max-age=60")], body: "hello")
         let url = origin.url("/a").absoluteString
@@ -17,13 +24,12 @@ import CacheTestSupport
         #expect(first.code == 0)
         #expect(first.out == "hello")
         #expect(first.err.hasPrefix("MISS "))
+        clock.advance(by: 7)
         let second = await cli.run(["get", "-v", url])
         #expect(second.code == 0)
         #expect(second.out == "hello")
-        // `HIT fresh age=<whole seconds>s 5 bytes status=200; <reason>` (the age depends on the second boundary).
-        let line = second.err
-        #expect(line.hasPrefix("HIT fresh age="))
-        #expect(line.contains("s 5 bytes status=200; "))
+        // `HIT fresh age=<whole seconds>s 5 bytes status=200; <reason>`.
+        #expect(second.err.hasPrefix("HIT fresh age=7s 5 bytes status=200; "))
         #expect(second.err.contains("max-age=60"))
         // The summary line, then this cache's Cache-Status member (RFC 9211).
         let lines = second.err.split(separator: "\n")
@@ -35,7 +41,8 @@ import CacheTestSupport
     @Test func jsonObjectHasTheContractFieldsAndBodyGoesToFile() async throws {
         let origin = try await OriginServer.start()
         defer { origin.stop() }
-        let cli = try CLIHarness()
+        let clock = Self.wholeSecondClock()
+        let cli = try CLIHarness(now: clock.now)
         defer { cli.cleanUp() }
         try await origin.configure(path: "/j", headers: [("Cache-Control", "max-age=60")], body: "json body")
         let url = origin.url("/j").absoluteString
@@ -55,10 +62,11 @@ import CacheTestSupport
         #expect(headers.allSatisfy { $0.count == 2 })
         #expect(try String(contentsOf: cli.directory.appendingPathComponent("body.txt"), encoding: .utf8) == "json body")
 
+        #expect(object["age"] as? Int == 0)
+        clock.advance(by: 7)
         let again = try await cli.run(["get", "--json", url]).object()
         #expect(again["source"] as? String == "cache")
-        let age = try #require(again["age"] as? Int)
-        #expect((0...2).contains(age))
+        #expect(again["age"] as? Int == 7)
     }
 
     @Test func largeBodyIsStreamedFromItsStoredFile() async throws {

@@ -73,15 +73,6 @@ extension CachedResponse {
     var text: String { (try? data()).map { String(decoding: $0, as: UTF8.self) } ?? "" }
 }
 
-/// Current resident set size in bytes (VmRSS), 0 where unavailable.
-func residentBytes() -> Int64 {
-    guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
-    for line in text.split(separator: "\n") where line.hasPrefix("VmRSS:") {
-        if let kb = line.split(separator: " ").compactMap({ Int64($0) }).first { return kb * 1024 }
-    }
-    return 0
-}
-
 /// The transport's error for `request`, or `nil` when it was sent; the body goes to a temporary file removed after.
 func failure(_ request: TransportRequest, via transport: any HTTPTransport) async -> TransportError? {
     let file = FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-transport-\(UUID().uuidString)")
