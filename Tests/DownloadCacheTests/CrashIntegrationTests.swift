@@ -34,17 +34,27 @@ import Testing
             let root = h.directory.appendingPathComponent("child-root", isDirectory: true)
             let child = try ChildProcess([binary.path, "get", h.origin.url("/big").absoluteString,
                                           "--cache-dir", root.path, "-o", "/dev/null"], stdout: .discard)
-            // The kill lands `seconds` after the origin saw the request (polled, bounded at 30 s): mid-transfer
-            // however long the child took to start on a loaded machine.
-            for _ in 0..<3_000 where try await h.hits("/big").total == 0 && child.termination == nil {
-                try await Task.sleep(for: .milliseconds(10))
-            }
-            #expect(try await h.hits("/big").total > 0, "the child never reached the origin")
-            // The kill runs on a GCD timer, independent of the (possibly busy) cooperative thread pool.
-            DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { child.send(signal: SIGKILL) }
+            // The kill lands `seconds` after the child began writing the body into its store's tmp/ (so always
+            // mid-transfer, however slowly it started). A thread of its own watches for that and kills, so a busy
+            // cooperative pool (a full test run) cannot delay the kill until the transfer is over.
+            let childTmp = root.appendingPathComponent("default/tmp").path
+            Thread {
+                for _ in 0..<12_000 where child.termination == nil {   // at most 60 s
+                    let files = (try? FileManager.default.contentsOfDirectory(atPath: childTmp)) ?? []
+                    let writing = files.contains { name in
+                        ((try? FileManager.default.attributesOfItem(atPath: childTmp + "/" + name))?[.size] as? NSNumber)?
+                            .int64Value ?? 0 > 0
+                    }
+                    if writing { break }
+                    usleep(5_000)
+                }
+                usleep(UInt32(seconds * 1_000_000))
+                child.send(signal: SIGKILL)
+            }.start()
             // Polled (bounded at 60 s), so no thread of the cooperative pool blocks in waitpid.
             for _ in 0..<6_000 where child.termination == nil { try await Task.sleep(for: .milliseconds(10)) }
             #expect(child.killAndReap() == .signalled(SIGKILL))
+            #expect(try await h.hits("/big").total > 0, "the child never reached the origin")
 
             var configuration = DownloadCache.Configuration(directory: root)
             configuration.log = { _ in }
