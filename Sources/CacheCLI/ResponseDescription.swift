@@ -27,10 +27,15 @@ enum ResponseDescription {
             + TerminalText.escaped(hop.location.absoluteString)
     }
 
-    /// The `--json` object: url, status, source, bytes, path, age, fresh, reason, cacheStatus (RFC 9211 member),
-    /// headers (+ statusText, fromCache).
+    /// The `--json` object: url (the final one), status, source, bytes, path, age, fresh, reason, cacheStatus
+    /// (RFC 9211 member), headers (+ statusText, fromCache), and redirects: one object per hop followed, first
+    /// first (`url`, `status`, `location`, `source`; `[]` when none was followed).
     static func json(_ response: CachedResponse) -> [String: Any] {
         [
+            "redirects": response.redirects.map { hop -> [String: Any] in
+                ["url": hop.url.absoluteString, "status": hop.status, "location": hop.location.absoluteString,
+                 "source": hop.source.rawValue]
+            },
             "url": response.url.absoluteString,
             "status": response.status,
             "statusText": response.statusText,

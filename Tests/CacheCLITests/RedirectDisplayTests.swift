@@ -31,6 +31,28 @@ import CacheTestSupport
         #expect(again.dropFirst(3).first?.hasPrefix("HIT ") == true, "\(second.err)")
     }
 
+    @Test func jsonListsEveryHop() async throws {
+        let origin = try OriginServer()
+        defer { origin.stop() }
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        try await origin.configure(path: "/a", status: 301, headers: [("Cache-Control", "max-age=600")], body: "",
+                                   redirect: "/b")
+        try await origin.configure(path: "/b", headers: [("Cache-Control", "max-age=600")], body: "end")
+        let a = origin.url("/a").absoluteString, b = origin.url("/b").absoluteString
+        let first = try await cli.run(["get", "--json", a]).object()
+        #expect(first["url"] as? String == b)
+        let hops = try #require(first["redirects"] as? [[String: Any]])
+        #expect(hops.count == 1)
+        #expect(hops.first?["url"] as? String == a && hops.first?["location"] as? String == b)
+        #expect(hops.first?["status"] as? Int == 301 && hops.first?["source"] as? String == "network")
+        let second = try await cli.run(["get", "--json", a]).object()
+        #expect((second["redirects"] as? [[String: Any]])?.first?["source"] as? String == "cache")
+        let direct = try await cli.run(["get", "--json", b]).object()
+        #expect((direct["redirects"] as? [[String: Any]])?.isEmpty == true)
+        #expect(try await origin.hits("/a").total == 1)
+    }
+
     @Test func noFollowReturnsTheRedirectItself() async throws {
         let origin = try OriginServer()
         defer { origin.stop() }
