@@ -103,9 +103,17 @@ public final class ProgressReporter: Sendable {
         if state.withLock({ $0.drewBar }) { console.err("") }
     }
 
-    /// The live bar line: `[#####-----]  120/962  3.4 MB  1.2 MB/s  ETA 12s`.
+    /// The live bar line: `[#####-----]  120/962  3.4 MB  1.2 MB/s  ETA 12s`. The bar fills by bytes when the
+    /// job's total bytes are known (``Snapshot/expectedBytes``), else by URLs done.
     public static func bar(_ s: Snapshot, elapsed: TimeInterval, width: Int = 24) -> String {
-        let fraction = s.total > 0 ? Double(s.done) / Double(s.total) : 1
+        let fraction: Double
+        if s.done >= s.total {
+            fraction = 1
+        } else if let expected = s.expectedBytes, expected > 0 {
+            fraction = min(1, Double(s.bytes) / Double(expected))
+        } else {
+            fraction = s.total > 0 ? Double(s.done) / Double(s.total) : 1
+        }
         let filled = max(0, min(width, Formatting.wholeSeconds((fraction * Double(width)).rounded(.down))))
         let bar = "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "]"
         return bar + "  " + summary(s, elapsed: elapsed)

@@ -11,6 +11,13 @@ import Testing
         #expect(line == "[######------------------]  25/100  2.5 MB  1.2 MB/s  ETA 6s")
     }
 
+    @Test func barFillsByBytesWhenTheTotalIsKnown() {
+        // 1 of 4 URLs done, but 3 MB of 4 MB received: the bar and the ETA follow the bytes.
+        let line = ProgressReporter.bar(Snapshot(completed: 1, failed: 0, total: 4, bytes: 3_000_000,
+                                                 expectedBytes: 4_000_000), elapsed: 3)
+        #expect(line == "[##################------]  1/4  3.0 MB  1.0 MB/s  ETA 1s")
+    }
+
     @Test func summaryMentionsFailuresAndFinishedETA() {
         let text = ProgressReporter.summary(Snapshot(completed: 8, failed: 2, total: 10, bytes: 999), elapsed: 1)
         #expect(text == "10/10  999 B  999 B/s  ETA 0s  2 failed")
