@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The main job on real input: cache a real web site for offline use with dlcache, then prove it.
 #
-#   Scripts/offline-mirror-demo.sh [--limit N] [--concurrency N] [--touch N] [--release] [--keep]
+#   Scripts/offline-mirror-demo.sh [--install] [--limit N] [--concurrency N] [--touch N] [--release] [--keep]
 #
-# 1. Installs what it needs when missing (nginx, curl, sqlite3-doc: SQLite's HTML documentation, ~960 files
-#    nobody here wrote) with apt-get.
+# 1. Checks what it needs (nginx, curl, python3, sqlite3-doc: SQLite's HTML documentation, ~960 files nobody
+#    here wrote). When something is missing it says what, and installs it with apt-get only with --install
+#    or after you answer y on a terminal; otherwise it exits 2 without changing anything.
 # 2. Copies that tree (mtimes kept) to a temp dir and serves it with nginx on 127.0.0.1:<free port> using its
 #    own generated config (not the system service): nginx's own ETag and Last-Modified, no Cache-Control, so
 #    RFC 9111 heuristic freshness applies.
@@ -16,6 +17,7 @@
 #    touched files, stale by heuristic freshness, served stale), byte-identical to the files (cmp).
 # 7. Prints a summary table; exits 1 if any expectation failed.
 #
+# --install      install what is missing with apt-get (root or sudo) without asking
 # --limit N      use only the first N files (sorted by path); the CI-sized run uses --limit 200
 # --concurrency  prefetch and curl parallelism (default 6, the client's default)
 # --release      build and use the release binary (default: debug); DLCACHE_BIN=/path/to/dlcache overrides both;
@@ -28,8 +30,10 @@ CONCURRENCY=6
 TOUCH=5
 CONFIG=debug
 KEEP=0
+INSTALL=0
 while [ $# -gt 0 ]; do
     case "$1" in
+        --install) INSTALL=1; shift ;;
         --limit) LIMIT="${2:?--limit needs a number}"; shift 2 ;;
         --limit=*) LIMIT="${1#*=}"; shift ;;
         --concurrency) CONCURRENCY="${2:?--concurrency needs a number}"; shift 2 ;;
@@ -55,6 +59,18 @@ dpkg -s sqlite3-doc >/dev/null 2>&1 || need+=(sqlite3-doc)
 command -v python3 >/dev/null 2>&1 || need+=(python3)
 if [ ${#need[@]} -gt 0 ]; then
     SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    say "missing: ${need[*]} (Debian packages, installed with ${SUDO:+sudo }apt-get install)"
+    if [ "$INSTALL" = 0 ]; then
+        answer=n
+        if [ -t 0 ] && [ -t 2 ]; then
+            printf 'install them now? [y/N] ' >&2
+            read -r answer || answer=n
+        fi
+        case "$answer" in
+            y|Y|yes|YES) ;;
+            *) echo "offline-mirror-demo: nothing installed; rerun with --install, or install: ${need[*]}" >&2; exit 2 ;;
+        esac
+    fi
     say "installing ${need[*]}"
     $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >&2
@@ -66,13 +82,16 @@ DOCROOT=/usr/share/doc/sqlite3
 
 if [ -n "${DLCACHE_BIN:-}" ]; then
     BIN="$DLCACHE_BIN"
+    BUILD="given by DLCACHE_BIN"
 else
+    BUILD="$CONFIG build"
     say "building dlcache ($CONFIG)"
     SCRATCH=(); [ -n "${DLCACHE_SCRATCH:-}" ] && SCRATCH=(--scratch-path "$DLCACHE_SCRATCH")
     (cd "$ROOT" && swift build -c "$CONFIG" "${SCRATCH[@]}" --product dlcache >&2)
     BIN="$(cd "$ROOT" && swift build -c "$CONFIG" "${SCRATCH[@]}" --show-bin-path)/dlcache"
 fi
 [ -x "$BIN" ] || { echo "offline-mirror-demo: no dlcache binary at $BIN" >&2; exit 1; }
+say "using $BIN ($BUILD)"
 
 # --- 2. serve a copy of the tree with our own nginx ------------------------------------------------------
 T="$(mktemp -d /tmp/dlcache-demo.XXXXXX)"
@@ -174,6 +193,10 @@ FRESH_TIME=$(elapsed "$t0" "$(now)")
 FRESH_REQ=$(log_since "$M" | wc -l)
 expect "hits while fresh" "$HITS" "$FILES"
 expect "origin requests while fresh" "$FRESH_REQ" "0"
+# The same loop with one curl process per URL fetching from nginx: what a process per URL costs without a cache.
+t0=$(now)
+while IFS= read -r url; do curl -s -o /dev/null "$url" || true; done < "$T/urls.txt"
+CURL_SEQ_TIME=$(elapsed "$t0" "$(now)")
 
 # --- 5. touch some files, revalidate everything -----------------------------------------------------------
 [ "$TOUCH" -le "$FILES" ] || TOUCH=$FILES
@@ -221,12 +244,14 @@ expect "offline mismatches" "$MISMATCH" "0"
 RATIO=$(awk -v p="$PREFETCH_TIME" -v c="$CURL_TIME" 'BEGIN { if (c > 0) printf "%.2f", p / c; else print "n/a" }')
 {
     echo
-    echo "offline mirror of $DOCROOT (sqlite3-doc) served by nginx $("$NGINX" -v 2>&1 | sed 's|.*/||'), dlcache $CONFIG build"
+    echo "offline mirror of $DOCROOT (sqlite3-doc) served by nginx $("$NGINX" -v 2>&1 | sed 's|.*/||'), dlcache $BIN ($BUILD)"
     printf '  %-44s %s\n' "files" "$FILES"
     printf '  %-44s %s\n' "bytes" "$BYTES"
     printf '  %-44s %s s\n' "curl downloads to files (parallel $CONCURRENCY)" "$CURL_TIME"
     printf '  %-44s %s s (%sx curl)\n' "dlcache prefetch --pin (concurrency $CONCURRENCY)" "$PREFETCH_TIME" "$RATIO"
-    printf '  %-44s %s / %s\n' "hits while fresh (dlcache get per URL)" "$HITS" "$FILES"
+    SEQ_RATIO=$(awk -v g="$FRESH_TIME" -v c="$CURL_SEQ_TIME" 'BEGIN { if (c > 0) printf "%.2f", g / c; else print "n/a" }')
+    printf '  %-44s %s / %s in %s s (%sx one curl per URL: %s s)\n' "hits while fresh (dlcache get per URL)" \
+        "$HITS" "$FILES" "$FRESH_TIME" "$SEQ_RATIO" "$CURL_SEQ_TIME"
     printf '  %-44s %s\n' "origin requests while fresh" "$FRESH_REQ"
     printf '  %-44s %s x 200, %s x 304 (touched %s)\n' "reload-revalidating after touch" "$RELOAD_200" "$RELOAD_304" "$TOUCH"
     printf '  %-44s %s / %s (%s fresh hits + %s stale, %s s)\n' "offline from cache (nginx stopped)" \
