@@ -66,10 +66,12 @@ public enum GetCommand: Command {
     static func requestOptions(_ parsed: ParsedArguments) throws(UsageError) -> RequestOptions {
         var options = RequestOptions()
         if let name = parsed.value("policy") { options.policy = try PolicyName.policy(named: name) }
-        options.expiresIn = try parsed.seconds("expires-in", maximum: SecondsLimit.expiresIn, maximumLabel: "100 years")
-        options.renewExpiryOnHit = parsed.flag("sliding")
-        if options.renewExpiryOnHit && options.expiresIn == nil {
-            throw UsageError("'--sliding' needs '--expires-in <seconds>'")
+        let expiresIn = try parsed.seconds("expires-in", maximum: SecondsLimit.expiresIn, maximumLabel: "100 years")
+        switch (expiresIn, parsed.flag("sliding")) {
+        case (let seconds?, true): options.expiration = .sliding(seconds)
+        case (let seconds?, false): options.expiration = .seconds(seconds)
+        case (nil, true): throw UsageError("'--sliding' needs '--expires-in <seconds>'")
+        case (nil, false): options.expiration = .server
         }
         options.fallbackToCacheIfLoadFails = parsed.flag("fallback-to-cache")
         options.ignoreServerCacheControl = parsed.flag("ignore-cache-control")
@@ -212,7 +214,7 @@ public enum GetCommand: Command {
         }
         // A redirect target failed: the stored copies of the requested URL do not stand in for it.
         if let failed = error.url, failed != request.url { return "" }
-        guard !options.fallbackToCacheIfLoadFails, options.readFromCache, request.method.uppercased() == "GET",
+        guard !options.fallbackToCacheIfLoadFails, options.readFromCache, options.policy != .reload, request.method.uppercased() == "GET",
               !cache.entryDescriptions(for: request.url).isEmpty else { return "" }
         return " (a stale copy is stored: --fallback-to-cache serves it)"
     }

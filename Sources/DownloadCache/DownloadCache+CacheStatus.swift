@@ -7,7 +7,7 @@ extension DownloadCache {
     /// stored variants exist but none matches, `request` when a fresh match was refused by the request's own
     /// directives or policy, `stale` otherwise (stale, or it must be validated).
     func forwardReason(_ request: CacheRequest, options: RequestOptions) -> CacheStatus.Forward {
-        guard options.readFromCache, options.policy != .reloadIgnoringLocalCacheData else { return .bypass }
+        guard options.readsCache else { return .bypass }
         let primary = RFC9111.primaryKey(method: "GET", url: request.url)
         if store.variants(forPrimaryKey: primary).isEmpty { return .uriMiss }
         guard let candidate = candidates(for: request).first else { return .varyMiss }

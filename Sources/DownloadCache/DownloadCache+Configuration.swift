@@ -143,7 +143,7 @@ extension DownloadCache {
         func evaluationOptions(_ options: RequestOptions) -> EvaluationOptions {
             EvaluationOptions(mode: mode, policy: options.policy,
                               ignoreServerCacheControl: options.ignoreServerCacheControl,
-                              lifetimeOverride: options.expiresIn,
+                              lifetimeOverride: options.expiration.lifetime,
                               fallbackToCacheIfLoadFails: options.fallbackToCacheIfLoadFails,
                               servesStaleWhenDisconnected: servesStaleWhenDisconnected,
                               targetedFields: effectiveTargetedFields)

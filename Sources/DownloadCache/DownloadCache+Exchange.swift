@@ -8,8 +8,8 @@ extension DownloadCache {
     func resolveGET(_ request: CacheRequest, options: RequestOptions) async -> Result<CachedResponse, DownloadError> {
         let now = configuration.now()
         let evaluation = evaluationOptions(options)
-        let stored = options.readFromCache ? candidates(for: request).first : nil
-        if options.readFromCache && stored == nil { store.recordLookup(hit: false) }  // a miss in `dlcache stats`
+        let stored = options.readsCache ? candidates(for: request).first : nil
+        if options.readsCache && stored == nil { store.recordLookup(hit: false) }  // a miss in `dlcache stats`
         let decision = RFC9111.evaluate(request: request, stored: stored?.metadata.stored, now: now, options: evaluation)
         switch decision {
         case .useStored(let reason):
@@ -40,8 +40,8 @@ extension DownloadCache {
         let key = "bg\n" + RFC9111.primaryKey(method: "GET", url: original.url) + "\n" + stored.key.variant
         let quiet = RequestOptions(policy: options.policy, fallbackToCacheIfLoadFails: options.fallbackToCacheIfLoadFails,
                                    ignoreServerCacheControl: options.ignoreServerCacheControl, storage: options.storage,
-                                   readFromCache: true, writeToCache: options.writeToCache, expiresIn: options.expiresIn,
-                                   renewExpiryOnHit: false, pin: options.pin, timeout: options.timeout,
+                                   readFromCache: true, writeToCache: options.writeToCache,
+                                   expiration: options.expiration.withoutRenewal, pin: options.pin, timeout: options.timeout,
                                    stallRule: options.stallRule)
         backgroundWork.start { [self] in
             _ = await self.backgroundRevalidations.run(key: key) { [self] in

@@ -7,7 +7,7 @@ extension DownloadCache {
     /// §4.1, §4.3.5; `RFC9111.lookupKeys`), else sent to the origin; a 200 answer freshens the stored GET
     /// responses whose validators and length it confirms, and removes those it contradicts.
     func headRequest(_ request: CacheRequest, options: RequestOptions) async throws(DownloadError) -> CachedResponse {
-        if options.readFromCache, let hit = headFromStoredGET(request, options: options) { return hit }
+        if options.readsCache, let hit = headFromStoredGET(request, options: options) { return hit }
         let sink = BodySink(cache: self)
         defer { sink.discard() }
         let requestTime = configuration.now()

@@ -137,8 +137,7 @@ extension DownloadCache {
     /// response that has a sliding lifetime, or that this request asks to renew, and persists it.
     private func renewIfSliding(_ stored: inout StoredResponse, candidate: StoredCandidate, options: RequestOptions,
                                 now: Date) {
-        let requested = options.renewExpiryOnHit ? options.expiresIn : nil
-        let renewed = RFC9111.renewedAfterHit(stored, now: now, requestedSliding: requested)
+        let renewed = RFC9111.renewedAfterHit(stored, now: now, requestedSliding: options.expiration.slidingLifetime)
         guard renewed.slidingLifetime != nil else { return }
         stored = renewed
         var metadata = candidate.metadata

@@ -97,7 +97,7 @@ extension DownloadCache {
             request: asGET,
             response: CacheResponse(status: received.status, headers: RFC9111.storedHeaders(received.headers)),
             requestTime: timing.requestTime, responseTime: timing.responseTime, options: evaluationOptions(options),
-            slidingLifetime: options.renewExpiryOnHit ? options.expiresIn : nil)
+            slidingLifetime: options.expiration.slidingLifetime)
     }
 
     /// Commits the body under `key`: `data` when held in memory, else the sink's file, moved without a copy.

@@ -141,19 +141,14 @@ public final class DownloadCache: Sendable {
         }
     }
 
-    /// The seeds' `CachedDownloadManager` call: GET `url`, optionally overriding the server's lifetime.
-    /// - Parameters:
-    ///   - expiresIn: seconds the stored copy stays fresh, replacing the server's lifetime; `nil` = server's.
-    ///     Only the lifetime is replaced: a response marked `Cache-Control: no-cache` (RFC 9111 §5.2.2.4) is still
-    ///     revalidated before every use (downloaded again when it has no validator); use
-    ///     ``response(for:options:)`` with `RequestOptions.ignoreServerCacheControl` to override that too
-    ///     (see `RequestOptions.expiresIn`).
-    ///   - renewExpiryOnHit: sliding expiry: each hit renews the expiry to now + `expiresIn`.
+    /// GET `url` with the default options, optionally choosing how long the stored copy stays fresh.
+    /// - Parameter expiration: ``CacheExpiration/server`` (default, RFC 9111 §4.2.1), a fixed or sliding number
+    ///   of seconds, or never stale. Only the lifetime is replaced: a response marked `Cache-Control: no-cache`
+    ///   (RFC 9111 §5.2.2.4) is still revalidated before every use (downloaded again when it has no validator);
+    ///   use ``response(for:options:)`` with `RequestOptions.ignoreServerCacheControl` to override that too.
     /// - Throws: `DownloadError`, as ``response(for:options:)``.
-    public func download(_ url: URL, expiresIn seconds: TimeInterval? = nil,
-                         renewExpiryOnHit: Bool = false) async throws(DownloadError) -> CachedResponse {
-        try await response(for: CacheRequest(url: url),
-                           options: RequestOptions(expiresIn: seconds, renewExpiryOnHit: renewExpiryOnHit))
+    public func download(_ url: URL, expiration: CacheExpiration = .server) async throws(DownloadError) -> CachedResponse {
+        try await response(for: CacheRequest(url: url), options: RequestOptions(expiration: expiration))
     }
 
     /// Waits until every background revalidation (stale-while-revalidate, RFC 9111 §4.2.4 / RFC 5861) started so
@@ -279,7 +274,7 @@ public final class DownloadCache: Sendable {
     /// GET through the cache: a fresh stored response is served at once; anything needing the origin is
     /// coalesced with identical in-flight requests.
     private func cachedGET(_ request: CacheRequest, options: RequestOptions) async throws(DownloadError) -> CachedResponse {
-        if options.readFromCache, let hit = fastHit(request, options: options) {
+        if options.readsCache, let hit = fastHit(request, options: options) {
             return hit
         }
         let forward = forwardReason(request, options: options)

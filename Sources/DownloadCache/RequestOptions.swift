@@ -2,7 +2,7 @@ import CacheStore
 import Foundation
 import HTTPCacheSemantics
 
-/// Per-request choices: cache policy (Apple's and ASIDownloadCache's), storage, lifetime override, progress.
+/// Per-request choices: cache policy (Apple's and ASIDownloadCache's), storage, expiration, progress.
 ///
 /// ASI's policies combine: `readFromCache = false` is `ASIDoNotReadFromCacheCachePolicy`, `writeToCache = false`
 /// is `ASIDoNotWriteToCacheCachePolicy`, `fallbackToCacheIfLoadFails` is `ASIFallbackToCacheIfLoadFailsCachePolicy`,
@@ -15,27 +15,22 @@ public struct RequestOptions: Sendable {
     /// Serve the stored response when the origin is unreachable or answers 5xx, marked `.stale` (ASI).
     public var fallbackToCacheIfLoadFails: Bool
     /// Ignore the server's Cache-Control / Pragma / Expires for storability and freshness (ASI
-    /// `shouldRespectCacheControlHeaders = false`); heuristic or `expiresIn` lifetimes still apply.
+    /// `shouldRespectCacheControlHeaders = false`); heuristic lifetimes and ``expiration`` still apply.
     public var ignoreServerCacheControl: Bool
     /// Where a stored response lives: `.permanent`, or `.session` (deleted at the next open / `clearSession()`).
     public var storage: StorageClass
-    /// Whether stored responses may be used (`false` = ASI `DoNotReadFromCache`).
+    /// Whether stored responses may be used (`false` = ASI `DoNotReadFromCache`, CLI `--no-read`).
+    ///
+    /// Policy ``CachePolicy/reload`` (`URLRequest`'s `reloadIgnoringLocalCacheData`) is this switch in policy
+    /// form: either one means the cache is not read at all — no hit, no revalidation of a stored response, no
+    /// stale fallback, no shared tier — while a storable response is still written. `false` combines with the
+    /// other policies (with ``CachePolicy/returnCacheDataDontLoad`` nothing can answer: unsatisfiable).
     public var readFromCache: Bool
     /// Whether a storable response is written to the cache (`false` = ASI `DoNotWriteToCache`, CLI `--no-store`).
     public var writeToCache: Bool
-    /// Seconds: a lifetime that replaces the server's freshness lifetime (the seeds' `urlMustExpireInSeconds`,
-    /// ASI `secondsToCache`); `nil` = the server's (RFC 9111 §4.2.1) or heuristic lifetime.
-    ///
-    /// It replaces only the *lifetime* (`max-age`, `s-maxage`, `Expires`, heuristics — so `max-age=0` becomes
-    /// fresh for `expiresIn` seconds). It does not lift the server's validation requirements: a stored response
-    /// with `Cache-Control: no-cache` (RFC 9111 §5.2.2.4), or `must-revalidate`/`proxy-revalidate` once stale, is
-    /// still revalidated with the origin before each use (a full download when it has no validator), whatever
-    /// `expiresIn` says; `no-store` is still not stored. To make `expiresIn` win over those too, also set
-    /// ``ignoreServerCacheControl`` (then `no-cache` is ignored and the response is served from the cache for
-    /// `expiresIn` seconds).
-    public var expiresIn: TimeInterval?
-    /// Sliding expiry: every hit renews the expiry to now + `expiresIn` (the seeds' `updateExpiryDateIfInCache`).
-    public var renewExpiryOnHit: Bool
+    /// How long the stored response stays fresh: the server's lifetime (default), a fixed or sliding number of
+    /// seconds, or never stale (``CacheExpiration``).
+    public var expiration: CacheExpiration
     /// Pin the stored response so limits and age never evict it (pre-caching).
     public var pin: Bool
     /// Seconds allowed for each network exchange; `nil` = the transport's default idle timeout.
@@ -56,8 +51,8 @@ public struct RequestOptions: Sendable {
     /// Creates options; every parameter defaults to the RFC 9111 behaviour described on its property.
     public init(policy: CachePolicy = .useProtocolCachePolicy, fallbackToCacheIfLoadFails: Bool = false,
                 ignoreServerCacheControl: Bool = false, storage: StorageClass = .permanent,
-                readFromCache: Bool = true, writeToCache: Bool = true, expiresIn: TimeInterval? = nil,
-                renewExpiryOnHit: Bool = false, pin: Bool = false, timeout: TimeInterval? = nil,
+                readFromCache: Bool = true, writeToCache: Bool = true, expiration: CacheExpiration = .server,
+                pin: Bool = false, timeout: TimeInterval? = nil,
                 followRedirects: Bool = true, body: Data? = nil,
                 progress: (@Sendable (DownloadProgress) -> Void)? = nil, stallRule: StallRule? = nil) {
         self.stallRule = stallRule
@@ -67,8 +62,7 @@ public struct RequestOptions: Sendable {
         self.storage = storage
         self.readFromCache = readFromCache
         self.writeToCache = writeToCache
-        self.expiresIn = expiresIn
-        self.renewExpiryOnHit = renewExpiryOnHit
+        self.expiration = expiration
         self.pin = pin
         self.timeout = timeout
         self.followRedirects = followRedirects
@@ -76,10 +70,13 @@ public struct RequestOptions: Sendable {
         self.progress = progress
     }
 
+    /// Whether this request may use stored responses: ``readFromCache`` and not policy ``CachePolicy/reload``.
+    var readsCache: Bool { readFromCache && policy != .reload }
+
     /// A string that is equal for two option values that make the same network exchange and storage
     /// choices; part of the coalescing key.
     var coalescingFingerprint: String {
         "\(policy)|\(fallbackToCacheIfLoadFails)|\(ignoreServerCacheControl)|\(storage.rawValue)|\(readFromCache)|"
-            + "\(writeToCache)|\(expiresIn.map { String($0) } ?? "-")|\(renewExpiryOnHit)|\(pin)"
+            + "\(writeToCache)|\(expiration)|\(pin)"
     }
 }

@@ -29,7 +29,7 @@ extension DownloadCache {
         var step = LocalStep.origin(sent: sent, stored: stored, reason: reason)
         let primary = RFC9111.primaryKey(method: "GET", url: request.url)
         var localLock: KeyLock?
-        if options.readFromCache && options.writeToCache && configuration.crossProcessLockTimeout > 0 {
+        if options.readsCache && options.writeToCache && configuration.crossProcessLockTimeout > 0 {
             switch await store.acquireKeyLock(primary, timeout: configuration.crossProcessLockTimeout) {
             case .acquired(let lock, let waited):
                 // After waiting, another process's fetch is over: read what it stored and never hold the lock for
@@ -43,7 +43,7 @@ extension DownloadCache {
         defer { localLock?.release() }
         if case .served(let hit) = step { return .success(hit) }
         var fleetLock: SharedLock?
-        if let tier = sharedTier, options.readFromCache {
+        if let tier = sharedTier, options.readsCache {
             (step, fleetLock) = await sharedTierStep(tier, request: request, primary: primary, options: options, step: step)
             if case .served(let hit) = step { return .success(hit) }
         }
@@ -238,8 +238,8 @@ extension DownloadCache {
     func writeThrough(_ tier: SharedTier, request: CacheRequest, options: RequestOptions, since: Date,
                       result: Result<CachedResponse, DownloadError>) async {
         guard case .success(let response) = result, response.source == .network || response.source == .revalidated,
-              options.writeToCache, options.expiresIn == nil, !options.ignoreServerCacheControl,
-              !options.renewExpiryOnHit, options.storage == .permanent,
+              options.writeToCache, options.expiration == .server, !options.ignoreServerCacheControl,
+              options.storage == .permanent,
               let candidate = candidates(for: request).first, candidate.metadata.stored.responseTime >= since else {
             return
         }

@@ -56,7 +56,7 @@ public struct StoredResponse: Sendable, Hashable, Codable {
     public var varyingRequestHeaders: HTTPHeaders
     /// The method of the request that produced the response (`"GET"` or `"HEAD"`).
     public var requestMethod: String
-    /// The caller's absolute expiry (seeds' `expiresIn`, ASI's `secondsToCache`); `nil` = the server's freshness.
+    /// The caller's absolute expiry (a fixed or sliding lifetime the caller chose, ASI's `secondsToCache`); `nil` = the server's freshness.
     ///
     /// When set it replaces the server's freshness lifetime: the response is fresh exactly while `now` is
     /// before this date. It wins over ``EvaluationOptions/lifetimeOverride`` (it is that option's persisted form).

@@ -32,7 +32,7 @@ import CacheTestSupport
         let parsed = ParsedArguments(flags: [], values: ["expires-in": ["3153600000"], "max-time": ["86400"]],
                                      positionals: [])
         let options = try GetCommand.requestOptions(parsed)
-        #expect(options.expiresIn == SecondsLimit.expiresIn)
+        #expect(options.expiration == .seconds(SecondsLimit.expiresIn))
         #expect(options.timeout == SecondsLimit.maxTime)
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import CacheTestSupport
+import DownloadCache
 @testable import CacheCLI
 
 /// End-to-end runs of `get`'s storage and policy options against the loopback origin.
@@ -97,5 +98,15 @@ import CacheTestSupport
         let info = try #require(try await cli.run(["info", "--json", url]).json() as? [[String: Any]])
         #expect(info.first?["slidingLifetime"] as? Int == 120)
         #expect(info.first?["expiresAt"] is String)
+    }
+
+    /// `--expires-in` and `--sliding` map to the request's ``CacheExpiration``.
+    @Test(arguments: [
+        ([], [:], CacheExpiration.server), ([], ["expires-in": ["60"]], .seconds(60)),
+        (["sliding"], ["expires-in": ["60"]], .sliding(60)),
+    ] as [([String], [String: [String]], CacheExpiration)])
+    func expiryFlagsChooseTheExpiration(flags: [String], values: [String: [String]], expiration: CacheExpiration) throws {
+        let parsed = ParsedArguments(flags: Set(flags), values: values, positionals: [])
+        #expect(try GetCommand.requestOptions(parsed).expiration == expiration)
     }
 }

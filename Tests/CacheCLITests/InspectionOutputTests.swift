@@ -27,7 +27,7 @@ import HTTPCacheSemantics
     @Test func decimalNumbersStillWork() throws {
         let parsed = ParsedArguments(flags: [], values: ["expires-in": ["60"], "max-time": ["1.5"]], positionals: [])
         let options = try GetCommand.requestOptions(parsed)
-        #expect(options.expiresIn == 60)
+        #expect(options.expiration == .seconds(60))
         #expect(options.timeout == 1.5)
         #expect(ParsedArguments.isDecimal("007", fraction: false))
         #expect(!ParsedArguments.isDecimal("0.5", fraction: false))

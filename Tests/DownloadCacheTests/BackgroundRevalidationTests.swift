@@ -46,13 +46,13 @@ import Testing
         }
     }
 
-    /// QA2 bug 4: `expiresIn` replaces the lifetime only; response `no-cache` still revalidates (RFC 9111
+    /// QA2 bug 4: a caller's expiration replaces the lifetime only; response `no-cache` still revalidates (RFC 9111
     /// §5.2.2.4) unless `ignoreServerCacheControl` is set too.
     @Test(arguments: [false, true])
     func expiresInDoesNotLiftNoCacheUnlessCacheControlIsIgnored(_ ignore: Bool) async throws {
         try await withHarness { h in
             try await h.origin.configure(path: "/nc", headers: [("Cache-Control", "no-cache")], body: "nc")
-            let options = RequestOptions(ignoreServerCacheControl: ignore, expiresIn: 60, renewExpiryOnHit: true)
+            let options = RequestOptions(ignoreServerCacheControl: ignore, expiration: .sliding(60))
             let first = try await h.get("/nc", options)
             #expect(first.source == .network)
             try await h.advance(by: 1)
@@ -68,12 +68,12 @@ import Testing
         }
     }
 
-    /// QA2 bug 4, the convenience call: `download(_:expiresIn:renewExpiryOnHit:)` keeps revalidating `no-cache`.
+    /// QA2 bug 4, the convenience call: `download(_:expiration:)` keeps revalidating `no-cache`.
     @Test func downloadExpiresInRevalidatesNoCache() async throws {
         try await withHarness { h in
             try await h.origin.configure(path: "/nc2", headers: [("Cache-Control", "no-cache")], body: "x")
-            _ = try await h.cache.download(h.origin.url("/nc2"), expiresIn: 60, renewExpiryOnHit: true)
-            let again = try await h.cache.download(h.origin.url("/nc2"), expiresIn: 60, renewExpiryOnHit: true)
+            _ = try await h.cache.download(h.origin.url("/nc2"), expiration: .sliding(60))
+            let again = try await h.cache.download(h.origin.url("/nc2"), expiration: .sliding(60))
             #expect(again.source == .network)
             #expect(try await h.hits("/nc2").total == 2)
         }

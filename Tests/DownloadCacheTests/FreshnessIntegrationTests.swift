@@ -60,14 +60,14 @@ import Testing
         try await withHarness { h in
             try await h.origin.configure(path: "/s", headers: [("Cache-Control", "max-age=5")], body: "sliding")
             let url = h.origin.url("/s")
-            _ = try await h.cache.download(url, expiresIn: 100, renewExpiryOnHit: true)
+            _ = try await h.cache.download(url, expiration: .sliding(100))
             try await h.advance(by: 80)
-            #expect(try await h.cache.download(url, expiresIn: 100, renewExpiryOnHit: true).source == .cache)
+            #expect(try await h.cache.download(url, expiration: .sliding(100)).source == .cache)
             try await h.advance(by: 80)   // 160 s after download: only fresh because the hit at 80 s renewed it
-            #expect(try await h.cache.download(url, expiresIn: 100, renewExpiryOnHit: true).source == .cache)
+            #expect(try await h.cache.download(url, expiration: .sliding(100)).source == .cache)
             #expect(try await h.hits("/s").total == 1)
             try await h.advance(by: 101)  // no hit for 101 s: expired
-            #expect(try await h.cache.download(url, expiresIn: 100, renewExpiryOnHit: true).source == .network)
+            #expect(try await h.cache.download(url, expiration: .sliding(100)).source == .network)
             #expect(try await h.hits("/s").total == 2)
         }
     }
@@ -76,12 +76,38 @@ import Testing
         try await withHarness { h in
             try await h.origin.configure(path: "/f", headers: [("Cache-Control", "max-age=5")], body: "fixed")
             let url = h.origin.url("/f")
-            _ = try await h.cache.download(url, expiresIn: 100)
+            _ = try await h.cache.download(url, expiration: .seconds(100))
             try await h.advance(by: 80)
-            #expect(try await h.cache.download(url, expiresIn: 100).source == .cache)
+            #expect(try await h.cache.download(url, expiration: .seconds(100)).source == .cache)
             try await h.advance(by: 80)
-            #expect(try await h.cache.download(url, expiresIn: 100).source == .network)
+            #expect(try await h.cache.download(url, expiration: .seconds(100)).source == .network)
             #expect(try await h.hits("/f").total == 2)
+        }
+    }
+
+    @Test func neverExpiringResponsesStayFreshForYears() async throws {
+        try await withHarness { h in
+            try await h.origin.configure(path: "/n", headers: [("Cache-Control", "max-age=5")], body: "never")
+            let url = h.origin.url("/n")
+            _ = try await h.cache.download(url, expiration: .never)
+            try await h.advance(by: 10 * 365 * 86_400)
+            let later = try await h.cache.download(url)
+            #expect(later.source == .cache && later.isFresh)
+            #expect(try await h.hits("/n").total == 1)
+        }
+    }
+
+    /// Policy `reload` is `readFromCache: false` in policy form: neither reads the cache, both store.
+    @Test(arguments: [RequestOptions(policy: .reload), RequestOptions(readFromCache: false)])
+    func reloadAndNotReadingTheCacheAreOneBehaviour(options: RequestOptions) async throws {
+        try await withHarness { h in
+            try await h.origin.configure(path: "/r", headers: [("Cache-Control", "max-age=600")], body: "r")
+            _ = try await h.get("/r")
+            h.origin.stop()
+            var fallback = options
+            fallback.fallbackToCacheIfLoadFails = true
+            await #expect(throws: DownloadError.self) { try await h.get("/r", fallback) }
+            #expect(try await h.get("/r").source == .cache)
         }
     }
 

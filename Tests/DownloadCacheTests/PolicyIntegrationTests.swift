@@ -85,7 +85,7 @@ import Testing
     @Test func ignoringServerCacheControlStoresNoStoreResponses() async throws {
         try await withHarness { h in
             try await h.origin.configure(path: "/ig", headers: [("Cache-Control", "no-store")], body: "ig")
-            let options = RequestOptions(ignoreServerCacheControl: true, expiresIn: 60)
+            let options = RequestOptions(ignoreServerCacheControl: true, expiration: .seconds(60))
             _ = try await h.get("/ig", options)
             #expect(try await h.get("/ig", options).source == .cache)
             #expect(try await h.hits("/ig").total == 1)

@@ -29,8 +29,7 @@ func readArticles(from site: URL, cacheDirectory: URL) async throws -> [Response
     print(first.source, second.source)              // network cache
 
     // Keep this one 10 minutes (seconds) whatever the server's lifetime, renewed on each hit.
-    let feed = try await cache.download(site.appendingPathComponent("feed.json"), expiresIn: 600,
-                                        renewExpiryOnHit: true)
+    let feed = try await cache.download(site.appendingPathComponent("feed.json"), expiration: .sliding(600))
     print(String(decoding: try feed.data(), as: UTF8.self))
 
     // Pre-cache the next articles for the subway; pinned entries are never evicted.
@@ -76,7 +75,7 @@ struct DownloadCacheReadmeExampleTests {
         #expect(pinned.count == 1)
         #expect(pinned.first?.isPinned == true)
         #expect(reopened.entryDescriptions(for: origin.url("/article.html")).first?.isPinned == false)
-        let feed = try await reopened.download(origin.url("/feed.json"), expiresIn: 600, renewExpiryOnHit: true)
+        let feed = try await reopened.download(origin.url("/feed.json"), expiration: .sliding(600))
         #expect(feed.source == .cache)
         #expect(try feed.data() == Data("[1,2,3]".utf8))
         #expect(try await origin.hits("/feed.json").total == 1)
