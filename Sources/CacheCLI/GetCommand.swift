@@ -46,6 +46,8 @@ public enum GetCommand: Command {
             OptionSpec("no-read", help: "Do not read from the cache (always ask the origin)."),
             OptionSpec("pin", help: "Pin the stored entry (never evicted by limits)."),
             OptionSpec("header", short: "H", .repeated("name: value"), help: "Add a request header (repeatable)."),
+            OptionSpec("range", short: "r", .value("range"),
+                       help: "Ask for bytes only, like curl's -r: '0-499', '500-', '-500' (sends Range: bytes=<range>); one range is cut from a stored response (206, or 416), several go to the origin uncached."),
             OptionSpec("request", short: "X", .value("method"), help: "Request method (default: GET)."),
             OptionSpec("location", short: "L", help: "Follow redirects (the default; accepted for curl's command lines)."),
             OptionSpec("no-follow", help: "Return a 3xx response itself instead of following its Location."),
@@ -109,6 +111,15 @@ public enum GetCommand: Command {
                 throw UsageError("invalid value '\(line)' for '-H': expected 'Name: value'")
             }
             headers.add(String(line[..<colon]), HTTPHeaders.trimOWS(String(line[line.index(after: colon)...])))
+        }
+        if let range = parsed.value("range") {
+            guard !headers.contains("Range") else {
+                throw UsageError("'-r/--range' and '-H \"Range: ...\"' both set the Range header; give one")
+            }
+            guard !range.isEmpty, RFC9110.rangeRequest(HTTPHeaders([("Range", "bytes=" + range)])) != nil else {
+                throw UsageError("invalid value '\(range)' for '--range': expected 'first-last', 'first-', '-suffix' or a comma-separated list of them")
+            }
+            headers.add("Range", "bytes=" + range)
         }
         // Framing fields (Content-Length, Transfer-Encoding, Connection, Expect ...), a Host naming another
         // authority and control characters belong to the transport: refused here as a usage error.

@@ -112,7 +112,9 @@ public final class DownloadCache: Sendable {
     /// The main call: answers `request` from the cache or the origin as RFC 9111 and `options` say.
     ///
     /// GET responses are cached; HEAD freshens stored GET responses (§4.3.5); unsafe methods go to the origin
-    /// and invalidate stored responses for the URL (§4.4). Redirects are followed hop by hop (each hop cached
+    /// and invalidate stored responses for the URL (§4.4). A GET with one byte range is answered 206 (or 416)
+    /// from a stored response, a fresh one without contacting the origin; several ranges, or a range of a URL
+    /// with nothing stored, go to the origin uncached (see `DownloadCache+Ranges.swift`). Redirects are followed hop by hop (each hop cached
     /// under its own key) unless `options.followRedirects` is false. Never throws because of a storage problem.
     /// - Throws: `DownloadError` — `.connectionFailed`/`.timedOut`/`.truncated` when the origin failed and no
     ///   stored response may stand in, `.notCached` when the policy forbids the network and nothing usable is
@@ -130,7 +132,9 @@ public final class DownloadCache: Sendable {
     func response(for request: CacheRequest, options: RequestOptions,
                   emitsEvent: Bool) async throws(DownloadError) -> CachedResponse {
         do {
-            let result = try await followingRedirects(request, options: options)
+            let result = try await answeringRanges(request, options: options) { [self] (request, options) async throws(DownloadError) in
+                try await followingRedirects(request, options: options)
+            }
             if emitsEvent, eventHub.hasSubscribers {
                 eventHub.send(.succeeded(url: request.url, source: result.source, isCachedData: result.isFromCache))
             }
