@@ -271,10 +271,12 @@ final class BenchOrigin: Sendable {
     }
 
     /// The installed nginx serving a document root that `populate` writes (every file `max-age=3600`).
+    /// - Parameter locations: extra `location` blocks for the server, given the document root's path.
     /// - Throws: ``BenchError`` when nginx is not installed or does not start.
-    static func nginx(bigPath: String, populate: (URL) throws -> Void) throws -> BenchOrigin {
+    static func nginx(bigPath: String, locations: (URL) -> String = { _ in "" },
+                      populate: (URL) throws -> Void) throws -> BenchOrigin {
         for candidate in ["/usr/sbin/nginx", "/usr/bin/nginx"] where FileManager.default.isExecutableFile(atPath: candidate) {
-            return try startNginx(candidate, bigPath: bigPath, populate: populate)
+            return try startNginx(candidate, bigPath: bigPath, locations: locations, populate: populate)
         }
         throw BenchError(description: "nginx is not installed (Scripts/bootstrap.sh installs it)")
     }
@@ -291,7 +293,8 @@ final class BenchOrigin: Sendable {
     }
 
     /// Writes the document root with `populate` and a config, runs nginx on a free port.
-    private static func startNginx(_ binary: String, bigPath: String, populate: (URL) throws -> Void) throws -> BenchOrigin {
+    private static func startNginx(_ binary: String, bigPath: String, locations: (URL) -> String = { _ in "" },
+                                   populate: (URL) throws -> Void) throws -> BenchOrigin {
         let root = try Bench.temporaryDirectory("nginx")
         let www = root.appendingPathComponent("www")
         try FileManager.default.createDirectory(at: www, withIntermediateDirectories: true)
@@ -316,6 +319,7 @@ final class BenchOrigin: Sendable {
                 listen 127.0.0.1:\(port);
                 root \(www.path);
                 location / { add_header Cache-Control "max-age=3600"; }
+                \(locations(www))
             }
         }
         """

@@ -4,7 +4,8 @@ import Foundation
 struct BenchResult: Sendable {
     /// Stable name, e.g. `memory_hit_speedup_vs_urlcache`.
     var name: String
-    /// The figure itself (a ratio, a count or megabytes; see `unit`).
+    /// The figure itself (a ratio, a count or megabytes; see `unit`); NaN when there is no figure (the behaviour
+    /// measured is not implemented): printed as "n/a", `null` in JSON.
     var value: Double
     /// The goal or reference the figure is judged against, if any (e.g. 10 for "≥ 10").
     var baseline: Double?
@@ -76,7 +77,8 @@ enum BenchReport {
         if json {
             var items: [[String: Any]] = []
             for r in results {
-                var item: [String: Any] = ["name": r.name, "value": r.value, "unit": r.unit, "detail": r.detail]
+                var item: [String: Any] = ["name": r.name, "unit": r.unit, "detail": r.detail]
+                item["value"] = r.value.isNaN ? NSNull() : r.value
                 item["baseline"] = r.baseline ?? NSNull()
                 items.append(item)
             }
@@ -98,6 +100,7 @@ enum BenchReport {
     }
 
     static func format(_ v: Double) -> String {
+        if v.isNaN { return "n/a" }
         if v == v.rounded() && abs(v) < 1e9 { return String(Int(v)) }
         return String(format: abs(v) >= 100 ? "%.0f" : (abs(v) >= 10 ? "%.1f" : "%.2f"), v)
     }

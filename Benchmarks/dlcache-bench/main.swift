@@ -1,7 +1,7 @@
 import Foundation
 
 // dlcache-bench <suite> [--json]: runs one benchmark suite and prints ratios measured side by side.
-let usage = "usage: dlcache-bench <store|client|modelcache|driver|fleet|cli> [--json]"
+let usage = "usage: dlcache-bench <store|client|modelcache|driver|fleet|cli|large> [--json]"
 let arguments = Array(CommandLine.arguments.dropFirst())
 let json = arguments.contains("--json")
 let suiteNames = arguments.filter { !$0.hasPrefix("-") }
@@ -23,6 +23,7 @@ do {
     case "driver": results = try await DriverSuite.run()
     case "fleet": results = try await FleetSuite.run()
     case "cli": results = try await CLISuite.run()
+    case "large": results = try await LargeSuite.run()
     default:
         FileHandle.standardError.write(Data("dlcache-bench: unknown suite '\(suite)'\n\(usage)\n".utf8))
         exit(64)
