@@ -78,6 +78,7 @@ import Testing
       --pin                   Pin the stored entry (never evicted by limits).
       -H, --header <name: value>
                               Add a request header (repeatable).
+      -r, --range <range>     Ask for bytes only, like curl's -r: '0-499', '500-', '-500' (sends Range: bytes=<range>); one range is cut from a stored response (206, or 416), several go to the origin uncached.
       -X, --request <method>  Request method (default: GET).
       -L, --location          Follow redirects (the default; accepted for curl's command lines).
       --no-follow             Return a 3xx response itself instead of following its Location.
