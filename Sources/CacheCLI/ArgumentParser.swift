@@ -1,38 +1,38 @@
 import Foundation
 
 /// A bad command line: the message names the bad value; the tool prints it on stderr and exits 64.
-public struct UsageError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct UsageError: Error, Sendable, Equatable, CustomStringConvertible {
     /// One line saying what is wrong, e.g. `unknown option '--colour'`.
-    public var message: String
+    package var message: String
     /// Creates a usage error with its one-line message.
-    public init(_ message: String) { self.message = message }
+    package init(_ message: String) { self.message = message }
     /// The message.
-    public var description: String { message }
+    package var description: String { message }
 }
 
 /// A command that ran but failed (network, storage, nothing cached): printed on stderr, exit code from its
 /// ``FailureKind`` (curl's numbers for the failures curl has, else 1).
-public struct CommandFailure: Error, Sendable, Equatable, CustomStringConvertible {
+package struct CommandFailure: Error, Sendable, Equatable, CustomStringConvertible {
     /// One line saying which failure happened.
-    public var message: String
+    package var message: String
     /// Which failure it is; decides the exit code and the `kind` of a `--json` error object.
-    public var kind: FailureKind
+    package var kind: FailureKind
     /// The URL the failure is about, or nil when it is about no URL (a file, the store).
-    public var url: URL?
+    package var url: URL?
     /// Creates a failure with its one-line message, its kind (default: ``FailureKind/failed``, exit 1) and URL.
-    public init(_ message: String, kind: FailureKind = .failed, url: URL? = nil) {
+    package init(_ message: String, kind: FailureKind = .failed, url: URL? = nil) {
         self.message = message
         self.kind = kind
         self.url = url
     }
     /// The message.
-    public var description: String { message }
+    package var description: String { message }
 }
 
 /// One option a command accepts: `-s, --long`, with or without a value.
-public struct OptionSpec: Sendable, Equatable {
+package struct OptionSpec: Sendable, Equatable {
     /// What an option takes.
-    public enum Kind: Sendable, Equatable {
+    package enum Kind: Sendable, Equatable {
         /// A switch without a value (`--pin`).
         case flag
         /// One value (`--namespace NAME`); the last occurrence wins.
@@ -41,16 +41,16 @@ public struct OptionSpec: Sendable, Equatable {
         case repeated(String)
     }
     /// The long name without dashes (`namespace`); it is also the key in ``ParsedArguments``.
-    public var long: String
+    package var long: String
     /// The one-letter short name without its dash, or nil when there is none.
-    public var short: Character?
+    package var short: Character?
     /// Whether and how the option takes a value.
-    public var kind: Kind
+    package var kind: Kind
     /// One line of help text.
-    public var help: String
+    package var help: String
 
     /// Creates an option description.
-    public init(_ long: String, short: Character? = nil, _ kind: Kind = .flag, help: String) {
+    package init(_ long: String, short: Character? = nil, _ kind: Kind = .flag, help: String) {
         self.long = long
         self.short = short
         self.kind = kind
@@ -62,15 +62,15 @@ public struct OptionSpec: Sendable, Equatable {
 }
 
 /// One positional argument a command accepts.
-public struct ArgumentSpec: Sendable, Equatable {
+package struct ArgumentSpec: Sendable, Equatable {
     /// The name shown in help, without angle brackets (`url`).
-    public var name: String
+    package var name: String
     /// One line of help text.
-    public var help: String
+    package var help: String
     /// Whether the argument may be left out.
-    public var isOptional: Bool
+    package var isOptional: Bool
     /// Creates a positional argument description.
-    public init(_ name: String, help: String, optional: Bool = false) {
+    package init(_ name: String, help: String, optional: Bool = false) {
         self.name = name
         self.help = help
         self.isOptional = optional
@@ -78,24 +78,24 @@ public struct ArgumentSpec: Sendable, Equatable {
 }
 
 /// The result of parsing one command line against a command's options and arguments.
-public struct ParsedArguments: Sendable, Equatable {
+package struct ParsedArguments: Sendable, Equatable {
     /// Long names of the flags that were given.
-    public var flags: Set<String> = []
+    package var flags: Set<String> = []
     /// Values of value options by long name, in the order given.
-    public var values: [String: [String]] = [:]
+    package var values: [String: [String]] = [:]
     /// Positional arguments in order (everything after `--` included).
-    public var positionals: [String] = []
+    package var positionals: [String] = []
 
     /// Whether flag `long` was given.
-    public func flag(_ long: String) -> Bool { flags.contains(long) }
+    package func flag(_ long: String) -> Bool { flags.contains(long) }
     /// The last value of option `long`, or nil when it was not given.
-    public func value(_ long: String) -> String? { values[long]?.last }
+    package func value(_ long: String) -> String? { values[long]?.last }
     /// All values of option `long` in order (empty when not given).
-    public func all(_ long: String) -> [String] { values[long] ?? [] }
+    package func all(_ long: String) -> [String] { values[long] ?? [] }
 
     /// The value of `long` as an integer in `range`, or nil when absent.
     /// - Throws: ``UsageError`` naming the option and the bad value.
-    public func integer(_ long: String, in range: ClosedRange<Int>) throws(UsageError) -> Int? {
+    package func integer(_ long: String, in range: ClosedRange<Int>) throws(UsageError) -> Int? {
         guard let text = value(long) else { return nil }
         guard Self.isDecimal(text, fraction: false), let n = Int(text), range.contains(n) else {
             throw UsageError("invalid value '\(text)' for '--\(long)': expected an integer from \(range.lowerBound) to \(range.upperBound)")
@@ -111,7 +111,7 @@ public struct ParsedArguments: Sendable, Equatable {
     ///   - maximumLabel: how help and errors name the maximum, e.g. `100 years`.
     ///   - allowZero: whether `0` is accepted.
     /// - Throws: ``UsageError`` naming the option, the bad value and the accepted range.
-    public func seconds(_ long: String, maximum: TimeInterval, maximumLabel: String,
+    package func seconds(_ long: String, maximum: TimeInterval, maximumLabel: String,
                         allowZero: Bool = true) throws(UsageError) -> TimeInterval? {
         guard let text = value(long) else { return nil }
         let limit = "\(Formatting.wholeSeconds(maximum)) (\(maximumLabel))"
@@ -134,19 +134,19 @@ public struct ParsedArguments: Sendable, Equatable {
 }
 
 /// The upper bounds of the tool's number-of-seconds options.
-public enum SecondsLimit {
+package enum SecondsLimit {
     /// `--expires-in`: at most 100 years (365-day years), in seconds.
-    public static let expiresIn: TimeInterval = 100 * 365 * 86_400
+    package static let expiresIn: TimeInterval = 100 * 365 * 86_400
     /// `--max-time`: at most one day, in seconds.
-    public static let maxTime: TimeInterval = 86_400
+    package static let maxTime: TimeInterval = 86_400
 }
 
 /// A small getopt-style parser: long and short options, `--opt=value` and `--opt value`, `-oVALUE`,
 /// bundled short flags (`-fv`), repeatable options, and `--` to end options. A lone `-` is a positional.
-public enum ArgumentParser {
+package enum ArgumentParser {
     /// Parses `arguments` (without the program and subcommand names).
     /// - Throws: ``UsageError`` for an unknown option, a missing or unexpected value, or too many/too few positionals.
-    public static func parse(_ arguments: [String], options: [OptionSpec],
+    package static func parse(_ arguments: [String], options: [OptionSpec],
                              positionals: [ArgumentSpec]) throws(UsageError) -> ParsedArguments {
         var result = ParsedArguments()
         var index = 0

@@ -1,14 +1,14 @@
 import Foundation
 
 /// Where the cache lives: `--cache-dir`, else `$DLCACHE_DIR`, else `$XDG_CACHE_HOME/dlcache`, else `~/.cache/dlcache`.
-public struct CacheLocation: Sendable, Equatable {
+package struct CacheLocation: Sendable, Equatable {
     /// The cache root directory (the store is `<directory>/<namespace>/`).
-    public var directory: URL
+    package var directory: URL
     /// The namespace inside the root (default `default`).
-    public var namespace: String
+    package var namespace: String
 
     /// Creates a location from a root and a namespace.
-    public init(directory: URL, namespace: String = "default") {
+    package init(directory: URL, namespace: String = "default") {
         self.directory = directory
         self.namespace = namespace
     }
@@ -19,7 +19,7 @@ public struct CacheLocation: Sendable, Equatable {
     /// "If an implementation encounters a relative path in any of these variables it should consider the path
     /// invalid and ignore it"). A relative `--cache-dir` or `DLCACHE_DIR` is resolved against the working directory.
     /// - Throws: ``UsageError`` when nothing names a directory (no option, no variables, no `HOME`).
-    public static func resolveDirectory(option: String?, environment: CommandEnvironment) throws(UsageError) -> URL {
+    package static func resolveDirectory(option: String?, environment: CommandEnvironment) throws(UsageError) -> URL {
         if let option, !option.isEmpty { return environment.fileURL(for: option) }
         let vars = environment.variables
         if let dir = vars["DLCACHE_DIR"], !dir.isEmpty { return environment.fileURL(for: dir) }
@@ -35,7 +35,7 @@ public struct CacheLocation: Sendable, Equatable {
     /// Resolves `--cache-dir` and `--namespace` from parsed arguments.
     /// - Throws: ``UsageError`` when no directory can be found or the namespace name is not
     ///   1–64 characters of `[A-Za-z0-9._-]` (and not `.` or `..`).
-    public static func resolve(_ parsed: ParsedArguments, environment: CommandEnvironment) throws(UsageError) -> CacheLocation {
+    package static func resolve(_ parsed: ParsedArguments, environment: CommandEnvironment) throws(UsageError) -> CacheLocation {
         let directory = try resolveDirectory(option: parsed.value("cache-dir"), environment: environment)
         let namespace = parsed.value("namespace") ?? "default"
         let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")

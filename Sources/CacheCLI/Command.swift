@@ -4,7 +4,7 @@ import Foundation
 ///
 /// Implementations are stateless enums; ``CommandLineTool`` parses the command line against
 /// ``options`` and ``arguments`` and then calls ``run(_:context:)``.
-public protocol Command {
+package protocol Command {
     /// The subcommand's name as typed (`get`).
     static var name: String { get }
     /// One line shown after OVERVIEW and in the SUBCOMMANDS list.
@@ -22,34 +22,34 @@ public protocol Command {
 
 extension Command {
     /// No extra paragraphs by default.
-    public static var discussion: String? { nil }
+    package static var discussion: String? { nil }
 }
 
 /// What a running command gets: its environment and the helpers every command shares.
-public struct CommandContext: Sendable {
+package struct CommandContext: Sendable {
     /// Console, environment variables, working directory and clock.
-    public var environment: CommandEnvironment
+    package var environment: CommandEnvironment
     /// The console (shortcut for `environment.console`).
-    public var console: Console { environment.console }
+    package var console: Console { environment.console }
 
     /// Creates a context for one run.
-    public init(environment: CommandEnvironment) {
+    package init(environment: CommandEnvironment) {
         self.environment = environment
     }
 }
 
 /// Options several commands share, so their spelling and help text stay identical.
-public enum CommonOptions {
+package enum CommonOptions {
     /// `--cache-dir DIR`: the cache root.
-    public static let cacheDir = OptionSpec("cache-dir", .value("dir"),
+    package static let cacheDir = OptionSpec("cache-dir", .value("dir"),
         help: "Cache root (default: $DLCACHE_DIR, else $XDG_CACHE_HOME/dlcache, else ~/.cache/dlcache).")
     /// `--namespace NAME`: the store inside the root.
-    public static let namespace = OptionSpec("namespace", .value("name"),
+    package static let namespace = OptionSpec("namespace", .value("name"),
         help: "Namespace (one store per name) inside the cache root (default: default).")
     /// `--json`: machine-readable output.
-    public static let json = OptionSpec("json", help: "Print one JSON value on stdout instead of text.")
+    package static let json = OptionSpec("json", help: "Print one JSON value on stdout instead of text.")
     /// The cache-location options plus `--json`.
-    public static let location: [OptionSpec] = [cacheDir, namespace]
+    package static let location: [OptionSpec] = [cacheDir, namespace]
     /// `-h, --help`, accepted by every command.
-    public static let help = OptionSpec("help", short: "h", help: "Show help information.")
+    package static let help = OptionSpec("help", short: "h", help: "Show help information.")
 }

@@ -8,22 +8,22 @@ import Synchronization
 /// (BSD `EX_USAGE`), like swift-argument-parser tools.
 public enum CommandLineTool {
     /// The tool's name as shown in help and errors.
-    public static let name = "dlcache"
+    package static let name = "dlcache"
     /// The version printed by `--version`.
-    public static let version = "0.1.0"
+    package static let version = "0.1.0"
     /// The one-line OVERVIEW of the root help page.
-    public static let overview = "A local, persistent HTTP cache (RFC 9111) for resources fetched by URL."
+    package static let overview = "A local, persistent HTTP cache (RFC 9111) for resources fetched by URL."
     /// Exit code for success.
-    public static let exitSuccess: Int32 = 0
+    package static let exitSuccess: Int32 = 0
     /// Exit code for a failure (network, storage, nothing cached).
-    public static let exitFailure: Int32 = 1
+    package static let exitFailure: Int32 = 1
     /// Exit code for bad usage (sysexits' EX_USAGE).
-    public static let exitUsage: Int32 = 64
+    package static let exitUsage: Int32 = 64
 
     /// The subcommands in the order help lists them.
     ///
     /// `driver` (the JSON-lines conformance driver, DriverCommand.swift) is maintained by the driver's owner.
-    public static var commands: [any Command.Type] {
+    package static var commands: [any Command.Type] {
         [
             GetCommand.self, PrefetchCommand.self, ListCommand.self, InfoCommand.self, StatsCommand.self,
             RemoveCommand.self, PinCommand.self, UnpinCommand.self, PurgeCommand.self, VerifyCommand.self,
@@ -51,7 +51,7 @@ public enum CommandLineTool {
     }
 
     /// Runs the tool with `arguments` (argv, including the program name) in `environment`; returns the exit code.
-    public static func run(arguments: [String], environment: CommandEnvironment) async -> Int32 {
+    package static func run(arguments: [String], environment: CommandEnvironment) async -> Int32 {
         let console = environment.console
         let args = Array(arguments.dropFirst())
         guard let first = args.first else {
@@ -134,19 +134,19 @@ public enum CommandLineTool {
 }
 
 /// `dlcache help [<subcommand>]`: prints the root help or one subcommand's help.
-public enum HelpCommand: Command {
+package enum HelpCommand: Command {
     /// `help`.
-    public static let name = "help"
+    package static let name = "help"
     /// One line for the SUBCOMMANDS list.
-    public static let abstract = "Show help for dlcache or one of its subcommands."
+    package static let abstract = "Show help for dlcache or one of its subcommands."
     /// One optional positional: the subcommand.
-    public static var arguments: [ArgumentSpec] { [ArgumentSpec("subcommand", help: "The subcommand to explain.", optional: true)] }
+    package static var arguments: [ArgumentSpec] { [ArgumentSpec("subcommand", help: "The subcommand to explain.", optional: true)] }
     /// No options.
-    public static var options: [OptionSpec] { [] }
+    package static var options: [OptionSpec] { [] }
 
     /// Prints the requested help page on stdout; for an unknown subcommand prints one error line listing the
     /// subcommands on stderr and returns 64.
-    public static func run(_ parsed: ParsedArguments, context: CommandContext) async throws -> Int32 {
+    package static func run(_ parsed: ParsedArguments, context: CommandContext) async throws -> Int32 {
         guard let which = parsed.positionals.first else {
             context.console.out(HelpFormatter.rootHelp(commands: CommandLineTool.commands), terminator: "")
             return 0

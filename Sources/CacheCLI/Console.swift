@@ -10,20 +10,20 @@ import Darwin
 ///
 /// Every byte the tool prints goes through a `Console`, so tests run the tool in process and compare output
 /// (see ``CapturedConsole``).
-public struct Console: Sendable {
+package struct Console: Sendable {
     /// Writes bytes to standard output.
-    public var writeOut: @Sendable (Data) -> Void
+    package var writeOut: @Sendable (Data) -> Void
     /// Writes bytes to standard error.
-    public var writeErr: @Sendable (Data) -> Void
+    package var writeErr: @Sendable (Data) -> Void
     /// Whether standard output is a terminal (then a body is still printed; JSON is unchanged).
-    public var stdoutIsTerminal: Bool
+    package var stdoutIsTerminal: Bool
     /// Whether standard error is a terminal (a live progress bar is drawn only then).
-    public var stderrIsTerminal: Bool
+    package var stderrIsTerminal: Bool
     /// Reads all of standard input (used by `prefetch -`).
-    public var readStdin: @Sendable () -> Data
+    package var readStdin: @Sendable () -> Data
 
     /// Creates a console from its sinks and terminal flags.
-    public init(writeOut: @escaping @Sendable (Data) -> Void, writeErr: @escaping @Sendable (Data) -> Void,
+    package init(writeOut: @escaping @Sendable (Data) -> Void, writeErr: @escaping @Sendable (Data) -> Void,
                 stdoutIsTerminal: Bool = false, stderrIsTerminal: Bool = false,
                 readStdin: @escaping @Sendable () -> Data = { Data() }) {
         self.writeOut = writeOut
@@ -34,7 +34,7 @@ public struct Console: Sendable {
     }
 
     /// The process's real standard output, standard error and standard input (file descriptors 1, 2, 0).
-    public static var standard: Console {
+    package static var standard: Console {
         Console(
             writeOut: { Console.writeAll($0, to: 1) },
             writeErr: { Console.writeAll($0, to: 2) },
@@ -45,12 +45,12 @@ public struct Console: Sendable {
     }
 
     /// Prints `text` to standard output, adding a newline unless `terminator` says otherwise.
-    public func out(_ text: String, terminator: String = "\n") {
+    package func out(_ text: String, terminator: String = "\n") {
         writeOut(Data((text + terminator).utf8))
     }
 
     /// Prints `text` to standard error, adding a newline unless `terminator` says otherwise.
-    public func err(_ text: String, terminator: String = "\n") {
+    package func err(_ text: String, terminator: String = "\n") {
         writeErr(Data((text + terminator).utf8))
     }
 
@@ -77,19 +77,19 @@ public struct Console: Sendable {
 ///
 /// Tests build one with a ``CapturedConsole`` and their own variables (e.g. `DLCACHE_DIR`), so no test
 /// depends on the machine's home directory or terminal.
-public struct CommandEnvironment: Sendable {
+package struct CommandEnvironment: Sendable {
     /// Standard output, standard error and standard input.
-    public var console: Console
+    package var console: Console
     /// Environment variables (`DLCACHE_DIR`, `XDG_CACHE_HOME`, `HOME`, ...).
-    public var variables: [String: String]
+    package var variables: [String: String]
     /// The directory relative paths (`-o FILE`, `prefetch FILE`) are resolved against.
-    public var currentDirectory: URL
+    package var currentDirectory: URL
     /// The clock for progress rates and elapsed times, and the opened cache's clock (freshness, ages, access
     /// times): real time except in tests.
-    public var now: @Sendable () -> Date
+    package var now: @Sendable () -> Date
 
     /// Creates an environment.
-    public init(console: Console, variables: [String: String],
+    package init(console: Console, variables: [String: String],
                 currentDirectory: URL = URL(fileURLWithPath: FileManager.default.currentDirectoryPath),
                 now: @escaping @Sendable () -> Date = { Date() }) {
         self.console = console
@@ -99,12 +99,12 @@ public struct CommandEnvironment: Sendable {
     }
 
     /// The running process's console, environment variables and working directory.
-    public static var process: CommandEnvironment {
+    package static var process: CommandEnvironment {
         CommandEnvironment(console: .standard, variables: ProcessInfo.processInfo.environment)
     }
 
     /// Resolves a user-supplied path (absolute, `~/...`, or relative to ``currentDirectory``) to a file URL.
-    public func fileURL(for path: String) -> URL {
+    package func fileURL(for path: String) -> URL {
         if path.hasPrefix("/") { return URL(fileURLWithPath: path) }
         if path == "~" || path.hasPrefix("~/"), let home = variables["HOME"] {
             return URL(fileURLWithPath: home + path.dropFirst())
@@ -114,20 +114,20 @@ public struct CommandEnvironment: Sendable {
 }
 
 /// A console that records what the tool prints, for tests.
-public final class CapturedConsole: Sendable {
+package final class CapturedConsole: Sendable {
     private let outBuffer = Mutex(Data())
     private let errBuffer = Mutex(Data())
     private let stdinData: Data
     private let terminal: Bool
 
     /// Creates a capture; `stdin` is what `prefetch -` reads; `terminal` makes both outputs claim to be terminals.
-    public init(stdin: String = "", terminal: Bool = false) {
+    package init(stdin: String = "", terminal: Bool = false) {
         self.stdinData = Data(stdin.utf8)
         self.terminal = terminal
     }
 
     /// The console to pass in a ``CommandEnvironment``.
-    public var console: Console {
+    package var console: Console {
         Console(
             writeOut: { data in self.outBuffer.withLock { $0.append(data) } },
             writeErr: { data in self.errBuffer.withLock { $0.append(data) } },
@@ -137,9 +137,9 @@ public final class CapturedConsole: Sendable {
     }
 
     /// Everything written to standard output so far, as bytes.
-    public var stdoutData: Data { outBuffer.withLock { $0 } }
+    package var stdoutData: Data { outBuffer.withLock { $0 } }
     /// Everything written to standard output so far, decoded as UTF-8 (invalid bytes replaced).
-    public var stdout: String { String(decoding: stdoutData, as: UTF8.self) }
+    package var stdout: String { String(decoding: stdoutData, as: UTF8.self) }
     /// Everything written to standard error so far, decoded as UTF-8 (invalid bytes replaced).
-    public var stderr: String { String(decoding: errBuffer.withLock { $0 }, as: UTF8.self) }
+    package var stderr: String { String(decoding: errBuffer.withLock { $0 }, as: UTF8.self) }
 }

@@ -8,13 +8,13 @@ import HTTPCacheSemantics
 /// Each stdin line is one request, each stdout line one answer (see ``DriverRequest`` and ``DriverResponse``);
 /// requests run concurrently and are answered in completion order. When stdin closes the command waits for
 /// every in-flight request, answers it, and exits 0.
-public enum DriverCommand: Command {
+package enum DriverCommand: Command {
     /// `driver`.
-    public static let name = "driver"
+    package static let name = "driver"
     /// One line for help.
-    public static let abstract = "Answer JSON-lines requests from stdin through the cache (conformance driver)."
+    package static let abstract = "Answer JSON-lines requests from stdin through the cache (conformance driver)."
     /// The line formats, as help paragraphs.
-    public static var discussion: String? {
+    package static var discussion: String? {
         """
         Reads one JSON request per stdin line: {"id": <string|number>, "method": "GET", "url": "http://...", \
         "headers": [["Name", "value"], ...], "body": <string|null>, "bodyFile": <true|false>} (method defaults to GET, \
@@ -42,14 +42,14 @@ public enum DriverCommand: Command {
         """
     }
     /// No positional arguments.
-    public static var arguments: [ArgumentSpec] { [] }
+    package static var arguments: [ArgumentSpec] { [] }
     /// Default of `--max-connections`: parallel exchanges per origin. Higher than the library's 6 because the
     /// driver's lines are independent requests — a slow one must not hold back the next line to the same origin.
     static let defaultMaxConnections = 64
 
     /// `--cache-dir`, `--namespace`, `--mode`, `--max-connections`, `--max-in-flight`, `--inline-body-limit`,
     /// `--no-stale-when-disconnected`, `--targeted-field`, `--redis`, `--max-time`, `--stall-timeout`.
-    public static var options: [OptionSpec] {
+    package static var options: [OptionSpec] {
         CommonOptions.location + [
             OptionSpec("mode", .value("private|shared"),
                        help: "RFC 9111 cache semantics: private (default) or shared (s-maxage, private, Authorization)."),
@@ -102,7 +102,7 @@ public enum DriverCommand: Command {
     /// the console's stdout.
     /// - Throws: ``UsageError`` for a bad `--mode`, `--namespace` or cache location, ``CommandFailure`` when the
     ///   cache cannot be opened.
-    public static func run(_ parsed: ParsedArguments, context: CommandContext) async throws -> Int32 {
+    package static func run(_ parsed: ParsedArguments, context: CommandContext) async throws -> Int32 {
         let mode = try mode(parsed)
         let maxConnections = try parsed.integer("max-connections", in: 1...1024) ?? defaultMaxConnections
         let limits = try FetchLimits.parse(parsed)

@@ -5,7 +5,7 @@ import HTTPCacheSemantics
 /// The `id` of a driver request line, echoed unchanged in its answer: a JSON string or a JSON number.
 ///
 /// Integers that fit in 64 bits are kept exactly; other numbers are kept as `Double`.
-public enum DriverID: Sendable, Hashable, Encodable, CustomStringConvertible {
+package enum DriverID: Sendable, Hashable, Encodable, CustomStringConvertible {
     /// A string id, e.g. `"r1"`.
     case string(String)
     /// An integral number id, e.g. `7`.
@@ -14,7 +14,7 @@ public enum DriverID: Sendable, Hashable, Encodable, CustomStringConvertible {
     case number(Double)
 
     /// Encodes the id as the JSON string or number it was read from.
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         switch self {
         case .string(let text): try container.encode(text)
@@ -24,7 +24,7 @@ public enum DriverID: Sendable, Hashable, Encodable, CustomStringConvertible {
     }
 
     /// The id as written in JSON (strings quoted), for messages.
-    public var description: String {
+    package var description: String {
         switch self {
         case .string(let text): return "\"\(text)\""
         case .integer(let value): return String(value)
@@ -34,20 +34,20 @@ public enum DriverID: Sendable, Hashable, Encodable, CustomStringConvertible {
 }
 
 /// Why one input line cannot be answered with a response; printed as `{"id": <id or null>, "error": "..."}`.
-public struct DriverLineError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct DriverLineError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The request's id when it could be read, or `nil` (printed as JSON `null`).
-    public var id: DriverID?
+    package var id: DriverID?
     /// What is wrong with the line or what failed, in words.
-    public var message: String
+    package var message: String
 
     /// Creates an error for the line with `id` (nil when unreadable).
-    public init(id: DriverID?, _ message: String) {
+    package init(id: DriverID?, _ message: String) {
         self.id = id
         self.message = message
     }
 
     /// The message.
-    public var description: String { message }
+    package var description: String { message }
 }
 
 /// One parsed request line of `dlcache driver` (issue 6's contract):
@@ -55,22 +55,22 @@ public struct DriverLineError: Error, Sendable, Equatable, CustomStringConvertib
 ///
 /// `method` defaults to `GET`, `headers` to none and `body` to null; `id` and `url` are required. Any RFC 9110
 /// method token is accepted and kept case-sensitive; header pairs keep their order and duplicates.
-public struct DriverRequest: Sendable, Equatable {
+package struct DriverRequest: Sendable, Equatable {
     /// The id to echo in the answer.
-    public var id: DriverID
+    package var id: DriverID
     /// The request method exactly as given (RFC 9110 §9.1: case-sensitive token).
-    public var method: String
+    package var method: String
     /// The target URL as given (the client rejects anything but absolute http/https).
-    public var url: URL
+    package var url: URL
     /// The request header fields in the order given, duplicates kept.
-    public var headers: HTTPHeaders
+    package var headers: HTTPHeaders
     /// The request content as UTF-8 bytes, or `nil` when `body` was null or absent.
-    public var body: Data?
+    package var body: Data?
     /// Whether the answer should name a file holding the body (`"bodyFile": true`) instead of carrying it inline.
-    public var wantsBodyFile = false
+    package var wantsBodyFile = false
 
     /// Creates a request value.
-    public init(id: DriverID, method: String = "GET", url: URL, headers: HTTPHeaders = HTTPHeaders(), body: Data? = nil) {
+    package init(id: DriverID, method: String = "GET", url: URL, headers: HTTPHeaders = HTTPHeaders(), body: Data? = nil) {
         self.id = id
         self.method = method
         self.url = url
@@ -79,7 +79,7 @@ public struct DriverRequest: Sendable, Equatable {
     }
 
     /// The request as the cache client takes it.
-    public var cacheRequest: CacheRequest {
+    package var cacheRequest: CacheRequest {
         CacheRequest(method: method, url: url, headers: headers)
     }
 
@@ -89,7 +89,7 @@ public struct DriverRequest: Sendable, Equatable {
     ///   `headers` that are not `[name, value]` string pairs (or carry CR/LF/NUL), a non-string `body`, or a
     ///   field the transport sets itself (Content-Length, Transfer-Encoding, Connection, Expect, a Host naming
     ///   another authority ...: `MessageFraming.requestProblem`), which would let a line frame its own messages.
-    public static func parse(_ line: String) throws(DriverLineError) -> DriverRequest {
+    package static func parse(_ line: String) throws(DriverLineError) -> DriverRequest {
         var line = line
         line.makeContiguousUTF8()
         let parsed = line.utf8.withContiguousStorageIfAvailable { utf8 in
@@ -101,7 +101,7 @@ public struct DriverRequest: Sendable, Equatable {
 
     /// Parses one input line from its bytes (UTF-8; invalid bytes inside strings become U+FFFD).
     /// - Throws: ``DriverLineError`` as ``parse(_:)`` does.
-    public static func parse(bytes: UnsafeRawBufferPointer) throws(DriverLineError) -> DriverRequest {
+    package static func parse(bytes: UnsafeRawBufferPointer) throws(DriverLineError) -> DriverRequest {
         let object: [String: DriverJSONValue]
         do {
             object = try DriverJSONParser.object(bytes)

@@ -3,14 +3,14 @@ import DownloadCache
 import HTTPCacheSemantics
 
 /// The body of a driver answer: bytes answered inline, or a file the caller reads.
-public enum DriverBody: Sendable, Equatable, ExpressibleByStringLiteral {
+package enum DriverBody: Sendable, Equatable, ExpressibleByStringLiteral {
     /// The body bytes, answered as `"body": "<text>"` (plus `"bodyBase64"` when they are not valid UTF-8).
     case bytes(Data)
     /// A file holding the exact body bytes, answered as `"bodyFile": "<path>"` (no `body`).
     case file(path: String)
 
     /// A UTF-8 text body.
-    public init(stringLiteral text: String) {
+    package init(stringLiteral text: String) {
         self = .bytes(Data(text.utf8))
     }
 }
@@ -23,7 +23,7 @@ public enum DriverBody: Sendable, Equatable, ExpressibleByStringLiteral {
 /// `"interim": [{"headers": [...], "status": 103}, ...]` when 1xx interim responses preceded it.
 /// Error: `{"error": "<what failed>", "id": <id or null>}`. Keys are sorted; the line never contains a raw newline
 /// or any other raw control character (see ``JSONLineEncoder``).
-public enum DriverResponse: Sendable, Equatable {
+package enum DriverResponse: Sendable, Equatable {
     /// An HTTP response: status code, reason phrase, header fields in order (duplicates kept), and the body.
     /// `interim`: the 1xx interim responses received before it (answered as `"interim"` only when not empty).
     case response(id: DriverID, status: Int, statusText: String, headers: [[String]], body: DriverBody,
@@ -36,7 +36,7 @@ public enum DriverResponse: Sendable, Equatable {
     /// Header fields: hop-by-hop fields (RFC 9110 §7.6.1) and those named in `Connection` are dropped; everything
     /// else is kept in order, duplicates included; this cache's `Cache-Status` member (RFC 9211) comes last.
     /// - Throws: ``DriverLineError`` when a file-backed body cannot be read (e.g. evicted meanwhile).
-    public static func from(_ response: CachedResponse, id: DriverID) throws(DriverLineError) -> DriverResponse {
+    package static func from(_ response: CachedResponse, id: DriverID) throws(DriverLineError) -> DriverResponse {
         let data: Data
         do { data = try response.data() } catch {
             throw DriverLineError(id: id, "cannot read the response body of \(response.url.absoluteString): \(ErrorText.describe(error))")
@@ -53,7 +53,7 @@ public enum DriverResponse: Sendable, Equatable {
 
     /// `headers` without hop-by-hop fields (RFC 9110 §7.6.1: `Connection`, `Keep-Alive`, `Transfer-Encoding` ...)
     /// and without the fields the `Connection` header names; order and duplicates of the rest are kept.
-    public static func forwardedHeaders(_ headers: HTTPHeaders) -> HTTPHeaders {
+    package static func forwardedHeaders(_ headers: HTTPHeaders) -> HTTPHeaders {
         var drop = RFC9111.hopByHopFields
         for value in headers.values(for: "Connection") {
             for member in value.split(separator: ",") {
@@ -65,12 +65,12 @@ public enum DriverResponse: Sendable, Equatable {
     }
 
     /// The JSON text of this answer, without the trailing newline.
-    public var jsonLine: String { String(decoding: jsonBytes(), as: UTF8.self) }
+    package var jsonLine: String { String(decoding: jsonBytes(), as: UTF8.self) }
 
     /// The UTF-8 bytes of this answer's JSON text, followed by `terminator` bytes (e.g. `[0x0A]`).
     ///
     /// Members are written in sorted key order, so adding a field is one `key`/value pair at its place.
-    public func jsonBytes(terminator: [UInt8] = []) -> [UInt8] {
+    package func jsonBytes(terminator: [UInt8] = []) -> [UInt8] {
         var json = JSONLineEncoder(capacity: 256)
         json.beginObject()
         switch self {

@@ -4,23 +4,23 @@ import HTTPCacheSemantics
 import Synchronization
 
 /// How a driver session answers: how many lines run at once and which bodies are answered as files.
-public struct DriverSessionOptions: Sendable {
+package struct DriverSessionOptions: Sendable {
     /// Default of ``maxInFlight``.
-    public static let defaultMaxInFlight = 64
+    package static let defaultMaxInFlight = 64
     /// Default of ``inlineBodyLimit``: the library's in-memory body limit (8 MiB), so a body above it (already a
     /// file in the cache) is never loaded into memory.
-    public static let defaultInlineBodyLimit: Int64 = 8 << 20
+    package static let defaultInlineBodyLimit: Int64 = 8 << 20
 
     /// Request lines being answered at once (at least 1); while that many answers are pending or not yet
     /// written, the session reads no further line.
-    public var maxInFlight = defaultMaxInFlight
+    package var maxInFlight = defaultMaxInFlight
     /// Bodies larger than this many bytes are answered with `"bodyFile"` instead of inline.
-    public var inlineBodyLimit = defaultInlineBodyLimit
+    package var inlineBodyLimit = defaultInlineBodyLimit
     /// `--max-time` / `--stall-timeout` for every request of the session (default: the library's).
-    public var limits = FetchLimits()
+    package var limits = FetchLimits()
 
     /// Creates options with the defaults.
-    public init() {}
+    package init() {}
 }
 
 /// Serves one `dlcache driver` session: reads request lines, answers each one concurrently through the cache's
@@ -40,11 +40,11 @@ public struct DriverSessionOptions: Sendable {
 ///   `"bodyFile": "<path>"`: the stored blob when the body is stored as a file (immutable; it disappears when
 ///   the entry is replaced or evicted, an already opened file stays readable), else a private file (0600 in a
 ///   0700 directory) that stays until the session ends.
-public final class DriverSession: Sendable {
+package final class DriverSession: Sendable {
     /// The cache every request goes through.
-    public let cache: DownloadCache
+    package let cache: DownloadCache
     /// The session's limits.
-    public let options: DriverSessionOptions
+    package let options: DriverSessionOptions
     private let output: DriverOutput
     private let bodyFiles = DriverBodyFiles()
 
@@ -52,7 +52,7 @@ public final class DriverSession: Sendable {
     ///
     /// `write` is never called concurrently with itself; it should write every byte before returning
     /// (``Console``'s writers do, unbuffered). It may block (a full pipe): the session then stops reading.
-    public init(cache: DownloadCache, options: DriverSessionOptions = DriverSessionOptions(),
+    package init(cache: DownloadCache, options: DriverSessionOptions = DriverSessionOptions(),
                 write: @escaping @Sendable (Data) -> Void) {
         self.cache = cache
         self.options = options
@@ -60,11 +60,11 @@ public final class DriverSession: Sendable {
     }
 
     /// Number of answer lines written so far.
-    public var linesWritten: Int { output.count }
+    package var linesWritten: Int { output.count }
 
     /// Reads `lines` until the sequence ends, answering each as soon as its request completes; returns when
     /// every request has been answered (stdin closing never drops an in-flight request).
-    public func serve(_ lines: AsyncStream<String>) async {
+    package func serve(_ lines: AsyncStream<String>) async {
         await serve(lines.map { Array($0.utf8) }, limit: nil)
     }
 
@@ -96,12 +96,12 @@ public final class DriverSession: Sendable {
     }
 
     /// Removes the private body files the session's answers named (call when the session is over).
-    public func removeBodyFiles() {
+    package func removeBodyFiles() {
         bodyFiles.removeAll()
     }
 
     /// The answer to one request line: the response, or an error line for a malformed line or a failed request.
-    public func answer(_ line: String) async -> DriverResponse {
+    package func answer(_ line: String) async -> DriverResponse {
         await answer(bytes: Array(line.utf8))
     }
 

@@ -2,17 +2,17 @@ import Foundation
 import DownloadCache
 
 /// `dlcache rm <url>`: removes every stored variant of a URL.
-public enum RemoveCommand: Command {
+package enum RemoveCommand: Command {
     /// `rm`.
-    public static let name = "rm"
+    package static let name = "rm"
     /// One line for help.
-    public static let abstract = "Remove a URL's stored responses."
+    package static let abstract = "Remove a URL's stored responses."
     /// The URL (or `--prefix`).
-    public static var arguments: [ArgumentSpec] {
+    package static var arguments: [ArgumentSpec] {
         [ArgumentSpec("url", help: "The URL to remove (or give --prefix).", optional: true)]
     }
     /// Options.
-    public static var options: [OptionSpec] {
+    package static var options: [OptionSpec] {
         CommonOptions.location + [
             OptionSpec("prefix", .value("url"), help: "Remove every stored URL that starts with this text (e.g. http://host/docs/)."),
             OptionSpec("dry-run", help: "With --prefix: list what would be removed, remove nothing."),
@@ -22,7 +22,7 @@ public enum RemoveCommand: Command {
 
     /// Removes the entries.
     /// - Throws: ``UsageError`` for a bad URL, ``CommandFailure`` when nothing is stored or the store fails.
-    public static func run(_ parsed: ParsedArguments, context: CommandContext) async throws -> Int32 {
+    package static func run(_ parsed: ParsedArguments, context: CommandContext) async throws -> Int32 {
         if let prefix = parsed.value("prefix") {
             guard parsed.positionals.isEmpty else { throw UsageError("give either <url> or '--prefix', not both") }
             return try removePrefix(prefix, parsed: parsed, context: context)
@@ -106,35 +106,35 @@ enum PinAction {
 }
 
 /// `dlcache pin <url>`: pinned entries are never evicted by size, count or age limits.
-public enum PinCommand: Command {
+package enum PinCommand: Command {
     /// `pin`.
-    public static let name = "pin"
+    package static let name = "pin"
     /// One line for help.
-    public static let abstract = "Pin a URL's stored responses so limits never evict them."
+    package static let abstract = "Pin a URL's stored responses so limits never evict them."
     /// The URL.
-    public static var arguments: [ArgumentSpec] { [ArgumentSpec("url", help: "The URL to pin.")] }
+    package static var arguments: [ArgumentSpec] { [ArgumentSpec("url", help: "The URL to pin.")] }
     /// Options.
-    public static var options: [OptionSpec] { CommonOptions.location + [CommonOptions.json] }
+    package static var options: [OptionSpec] { CommonOptions.location + [CommonOptions.json] }
     /// Pins the entries.
     /// - Throws: ``UsageError`` for a bad URL, ``CommandFailure`` when nothing is stored or the store fails.
-    public static func run(_ parsed: ParsedArguments, context: CommandContext) async throws -> Int32 {
+    package static func run(_ parsed: ParsedArguments, context: CommandContext) async throws -> Int32 {
         try PinAction.run(true, parsed, context: context)
     }
 }
 
 /// `dlcache unpin <url>`: makes entries evictable again.
-public enum UnpinCommand: Command {
+package enum UnpinCommand: Command {
     /// `unpin`.
-    public static let name = "unpin"
+    package static let name = "unpin"
     /// One line for help.
-    public static let abstract = "Unpin a URL's stored responses."
+    package static let abstract = "Unpin a URL's stored responses."
     /// The URL.
-    public static var arguments: [ArgumentSpec] { [ArgumentSpec("url", help: "The URL to unpin.")] }
+    package static var arguments: [ArgumentSpec] { [ArgumentSpec("url", help: "The URL to unpin.")] }
     /// Options.
-    public static var options: [OptionSpec] { CommonOptions.location + [CommonOptions.json] }
+    package static var options: [OptionSpec] { CommonOptions.location + [CommonOptions.json] }
     /// Unpins the entries.
     /// - Throws: ``UsageError`` for a bad URL, ``CommandFailure`` when nothing is stored or the store fails.
-    public static func run(_ parsed: ParsedArguments, context: CommandContext) async throws -> Int32 {
+    package static func run(_ parsed: ParsedArguments, context: CommandContext) async throws -> Int32 {
         try PinAction.run(false, parsed, context: context)
     }
 }

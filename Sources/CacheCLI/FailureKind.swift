@@ -17,7 +17,7 @@ import DownloadCache
 /// | 47   | `too-many-redirects` | more redirects than `--max-redirs`                          |
 /// | 60   | `tls-certificate`    | the origin's certificate is not trusted                     |
 /// | 64   | `usage`              | bad command line                                            |
-public enum FailureKind: String, Sendable, Equatable, CaseIterable {
+package enum FailureKind: String, Sendable, Equatable, CaseIterable {
     /// Any other failure (exit 1).
     case failed
     /// No usable stored response and the policy forbids the network (exit 1).
@@ -52,7 +52,7 @@ public enum FailureKind: String, Sendable, Equatable, CaseIterable {
     case usage
 
     /// The process exit code for this kind (curl's where curl has one).
-    public var exitCode: Int32 {
+    package var exitCode: Int32 {
         switch self {
         case .failed, .notCached, .storage, .invalidResponse, .invalidRequest, .cancelled: return 1
         case .dns: return 6
@@ -69,7 +69,7 @@ public enum FailureKind: String, Sendable, Equatable, CaseIterable {
     }
 
     /// The kind of a failed fetch: from the transport's classification when there is one, else from the code.
-    public init(_ error: DownloadError) {
+    package init(_ error: DownloadError) {
         switch error.transportError {
         case .nameNotResolved?: self = .dns
         case .tlsFailed(_, let certificate)?: self = certificate ? .tlsCertificate : .tls

@@ -2,14 +2,14 @@ import Foundation
 import DownloadCache
 
 /// `--max-time` and `--stall-timeout`: the time limits of every command that fetches (get, prefetch, driver).
-public struct FetchLimits: Sendable, Equatable {
+package struct FetchLimits: Sendable, Equatable {
     /// Seconds allowed for each exchange with the origin (`--max-time`); `nil` = no total limit.
-    public var timeout: TimeInterval?
+    package var timeout: TimeInterval?
     /// The stall rule (`--stall-timeout`); `nil` = the library's default (fewer than 1 KiB in 30 s fails).
-    public var stallRule: StallRule?
+    package var stallRule: StallRule?
 
     /// Creates limits; `nil` leaves the library's defaults.
-    public init(timeout: TimeInterval? = nil, stallRule: StallRule? = nil) {
+    package init(timeout: TimeInterval? = nil, stallRule: StallRule? = nil) {
         self.timeout = timeout
         self.stallRule = stallRule
     }

@@ -1,9 +1,9 @@
 import Foundation
 
 /// Human-readable numbers for the tool's text output (byte sizes, durations, rates, tables).
-public enum Formatting {
+package enum Formatting {
     /// `1234` → `1.2 KB`, using powers of 1,000 (bytes); below 1,000 prints `N B`.
-    public static func bytes(_ count: Int64) -> String {
+    package static func bytes(_ count: Int64) -> String {
         let units = ["B", "KB", "MB", "GB", "TB"]
         var value = Double(count)
         var unit = 0
@@ -15,7 +15,7 @@ public enum Formatting {
     }
 
     /// Seconds as `42s`, `3m05s` or `2h03m`; negative or non-finite input prints `--`.
-    public static func duration(_ seconds: TimeInterval) -> String {
+    package static func duration(_ seconds: TimeInterval) -> String {
         guard seconds.isFinite, seconds >= 0 else { return "--" }
         let total = wholeSeconds(seconds.rounded())
         if total < 60 { return "\(total)s" }
@@ -27,14 +27,14 @@ public enum Formatting {
     private static func twoDigits(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
 
     /// Whole seconds for ages in one-line summaries (`age=3s`); nil prints `-`.
-    public static func age(_ seconds: TimeInterval?) -> String {
+    package static func age(_ seconds: TimeInterval?) -> String {
         guard let seconds, seconds.isFinite else { return "-" }
         return "\(wholeSeconds(seconds.rounded(.down)))s"
     }
 
     /// Converts a number of seconds to `Int` without trapping: NaN becomes 0 and values beyond `Int`'s range
     /// are clamped to `Int.min` / `Int.max` (a stored entry may carry any lifetime an older build accepted).
-    public static func wholeSeconds(_ value: Double) -> Int {
+    package static func wholeSeconds(_ value: Double) -> Int {
         guard value.isFinite else { return value.isNaN ? 0 : (value > 0 ? Int.max : Int.min) }
         if value >= 9.2e18 { return Int.max }
         if value <= -9.2e18 { return Int.min }
@@ -42,12 +42,12 @@ public enum Formatting {
     }
 
     /// Converts a byte count or rate to `Int64` without trapping (NaN → 0, clamped to `Int64`'s range).
-    public static func clampedInt64(_ value: Double) -> Int64 {
+    package static func clampedInt64(_ value: Double) -> Int64 {
         Int64(wholeSeconds(value))
     }
 
     /// Pads rows into left-aligned columns separated by two spaces (the last column is not padded).
-    public static func table(_ rows: [[String]]) -> String {
+    package static func table(_ rows: [[String]]) -> String {
         guard let width = rows.map(\.count).max(), width > 0 else { return "" }
         var widths = [Int](repeating: 0, count: width)
         for row in rows {

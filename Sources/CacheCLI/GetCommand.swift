@@ -3,13 +3,13 @@ import DownloadCache
 import HTTPCacheSemantics
 
 /// `dlcache get <url>`: fetch one URL through the cache, like curl; body to stdout or `-o FILE`.
-public enum GetCommand: Command {
+package enum GetCommand: Command {
     /// `get`.
-    public static let name = "get"
+    package static let name = "get"
     /// One line for help.
-    public static let abstract = "Fetch a URL through the cache and print its body."
+    package static let abstract = "Fetch a URL through the cache and print its body."
     /// Extra help text.
-    public static var discussion: String? {
+    package static var discussion: String? {
         """
         The body goes to stdout (or -o FILE). With --json one JSON object describing the response goes to
         stdout instead and the body goes to -o FILE or is discarded. Policies: \
@@ -28,9 +28,9 @@ public enum GetCommand: Command {
         """
     }
     /// The URL.
-    public static var arguments: [ArgumentSpec] { [ArgumentSpec("url", help: "The http:// or https:// URL to fetch.")] }
+    package static var arguments: [ArgumentSpec] { [ArgumentSpec("url", help: "The http:// or https:// URL to fetch.")] }
     /// Options, in help order.
-    public static var options: [OptionSpec] {
+    package static var options: [OptionSpec] {
         CommonOptions.location + [SharedTierOption.spec] + [
             OptionSpec("output", short: "o", .value("file"), help: "Write the body to this file ('-' for stdout, the default)."),
             OptionSpec("policy", .value("name"), help: "Cache policy (default: use-protocol, RFC 9111)."),
@@ -134,7 +134,7 @@ public enum GetCommand: Command {
 
     /// Fetches the URL and prints the body, the `-v` line or the JSON object.
     /// - Throws: ``UsageError`` for bad options, ``CommandFailure`` when nothing usable could be fetched.
-    public static func run(_ parsed: ParsedArguments, context: CommandContext) async throws -> Int32 {
+    package static func run(_ parsed: ParsedArguments, context: CommandContext) async throws -> Int32 {
         let request = try request(parsed)
         var options = try requestOptions(parsed)
         let trust = try TLSOptions.trust(parsed, context: context)

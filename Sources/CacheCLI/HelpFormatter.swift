@@ -1,12 +1,12 @@
 import Foundation
 
 /// Renders help in swift-argument-parser's layout: OVERVIEW / USAGE / ARGUMENTS / OPTIONS / SUBCOMMANDS.
-public enum HelpFormatter {
+package enum HelpFormatter {
     /// Width of the left column (names) before help text starts, in characters.
     static let column = 26
 
     /// The help page of one subcommand, e.g. `dlcache get --help`.
-    public static func help(for command: any Command.Type, tool: String = CommandLineTool.name) -> String {
+    package static func help(for command: any Command.Type, tool: String = CommandLineTool.name) -> String {
         var lines: [String] = ["OVERVIEW: \(command.abstract)"]
         if let discussion = command.discussion {
             lines += ["", wrap(discussion, width: 100)]
@@ -26,7 +26,7 @@ public enum HelpFormatter {
     }
 
     /// The root help page (`dlcache --help`), listing `commands`.
-    public static func rootHelp(commands: [any Command.Type], tool: String = CommandLineTool.name) -> String {
+    package static func rootHelp(commands: [any Command.Type], tool: String = CommandLineTool.name) -> String {
         var lines: [String] = [
             "OVERVIEW: \(CommandLineTool.overview)",
             "",
@@ -46,7 +46,7 @@ public enum HelpFormatter {
     }
 
     /// The one-line usage of a command: `dlcache get <url> [--output <file>] ...`.
-    public static func usage(for command: any Command.Type, tool: String = CommandLineTool.name) -> String {
+    package static func usage(for command: any Command.Type, tool: String = CommandLineTool.name) -> String {
         var parts = ["\(tool) \(command.name)"]
         for argument in command.arguments {
             parts.append(argument.isOptional ? "[<\(argument.name)>]" : "<\(argument.name)>")

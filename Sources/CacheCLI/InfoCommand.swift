@@ -3,15 +3,15 @@ import DownloadCache
 import HTTPCacheSemantics
 
 /// `dlcache info <url>`: explains what is stored for a URL and what the cache would do with it now.
-public enum InfoCommand: Command {
+package enum InfoCommand: Command {
     /// `info`.
-    public static let name = "info"
+    package static let name = "info"
     /// One line for help.
-    public static let abstract = "Explain a stored response: headers, age, freshness, pinning, storage and why."
+    package static let abstract = "Explain a stored response: headers, age, freshness, pinning, storage and why."
     /// The URL.
-    public static var arguments: [ArgumentSpec] { [ArgumentSpec("url", help: "The URL to explain.")] }
+    package static var arguments: [ArgumentSpec] { [ArgumentSpec("url", help: "The URL to explain.")] }
     /// Options.
-    public static var options: [OptionSpec] {
+    package static var options: [OptionSpec] {
         CommonOptions.location + [
             OptionSpec("header", short: "H", .repeated("name: value"),
                        help: "Show only the variant a GET with these request headers would get (Vary, RFC 9111 4.1)."),
@@ -72,7 +72,7 @@ public enum InfoCommand: Command {
 
     /// Prints the explanation of every stored variant of the URL.
     /// - Throws: ``UsageError`` for a bad URL, ``CommandFailure`` when nothing is stored for it.
-    public static func run(_ parsed: ParsedArguments, context: CommandContext) async throws -> Int32 {
+    package static func run(_ parsed: ParsedArguments, context: CommandContext) async throws -> Int32 {
         let url = try CacheOpener.url(parsed.positionals[0])
         let cache = try CacheOpener.open(parsed, context: context)
         var entries = cache.entryDescriptions(for: url)

@@ -2,15 +2,15 @@ import Foundation
 import DownloadCache
 
 /// `dlcache ls`: one line (or JSON object) per stored response.
-public enum ListCommand: Command {
+package enum ListCommand: Command {
     /// `ls`.
-    public static let name = "ls"
+    package static let name = "ls"
     /// One line for help.
-    public static let abstract = "List the stored responses."
+    package static let abstract = "List the stored responses."
     /// No arguments.
-    public static var arguments: [ArgumentSpec] { [] }
+    package static var arguments: [ArgumentSpec] { [] }
     /// Options.
-    public static var options: [OptionSpec] { CommonOptions.location + [CommonOptions.json] }
+    package static var options: [OptionSpec] { CommonOptions.location + [CommonOptions.json] }
 
     /// The `--json` object of one entry: url, status, bytes, age, fresh, pinned, storage, namespace, and
     /// variant (the RFC 9111 §4.1 secondary key, `""` when the response has no `Vary`).
@@ -31,7 +31,7 @@ public enum ListCommand: Command {
     /// Prints the entries sorted by URL, then variant (secondary key), then method, so identical runs print
     /// identical lists.
     /// - Throws: ``UsageError`` for a bad location, ``CommandFailure`` when the store cannot open.
-    public static func run(_ parsed: ParsedArguments, context: CommandContext) async throws -> Int32 {
+    package static func run(_ parsed: ParsedArguments, context: CommandContext) async throws -> Int32 {
         let cache = try CacheOpener.open(parsed, context: context)
         let entries = cache.entryDescriptions().sorted {
             ($0.url, $0.key.variant, $0.method) < ($1.url, $1.key.variant, $1.method)

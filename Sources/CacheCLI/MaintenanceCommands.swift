@@ -3,15 +3,15 @@ import DownloadCache
 import CacheStore
 
 /// `dlcache purge --expired|--session|--all`: removes a whole class of entries.
-public enum PurgeCommand: Command {
+package enum PurgeCommand: Command {
     /// `purge`.
-    public static let name = "purge"
+    package static let name = "purge"
     /// One line for help.
-    public static let abstract = "Remove expired (stale, unpinned), session, or all entries."
+    package static let abstract = "Remove expired (stale, unpinned), session, or all entries."
     /// No arguments.
-    public static var arguments: [ArgumentSpec] { [] }
+    package static var arguments: [ArgumentSpec] { [] }
     /// Options.
-    public static var options: [OptionSpec] {
+    package static var options: [OptionSpec] {
         CommonOptions.location + [
             OptionSpec("expired", help: "Remove entries that are stale (RFC 9111) and not pinned."),
             OptionSpec("session", help: "Remove session entries."),
@@ -22,7 +22,7 @@ public enum PurgeCommand: Command {
 
     /// Purges the selected class.
     /// - Throws: ``UsageError`` unless exactly one selection is given, ``CommandFailure`` on a storage error.
-    public static func run(_ parsed: ParsedArguments, context: CommandContext) async throws -> Int32 {
+    package static func run(_ parsed: ParsedArguments, context: CommandContext) async throws -> Int32 {
         let chosen = PurgeSelection.allCases.filter { parsed.flag($0.rawValue) }
         guard chosen.count == 1, let selection = chosen.first else {
             throw UsageError("purge needs exactly one of --expired, --session, --all")
@@ -42,15 +42,15 @@ public enum PurgeCommand: Command {
 }
 
 /// `dlcache verify [--repair]`: checks every body's checksum and the index against the files.
-public enum VerifyCommand: Command {
+package enum VerifyCommand: Command {
     /// `verify`.
-    public static let name = "verify"
+    package static let name = "verify"
     /// One line for help.
-    public static let abstract = "Check every body's checksum and the index against the files."
+    package static let abstract = "Check every body's checksum and the index against the files."
     /// No arguments.
-    public static var arguments: [ArgumentSpec] { [] }
+    package static var arguments: [ArgumentSpec] { [] }
     /// Options.
-    public static var options: [OptionSpec] {
+    package static var options: [OptionSpec] {
         CommonOptions.location + [
             OptionSpec("repair", help: "Fix what is wrong (drop bad entries, delete orphan files)."),
             CommonOptions.json,
@@ -59,7 +59,7 @@ public enum VerifyCommand: Command {
 
     /// Verifies (and maybe repairs) the store; exits 1 when problems remain.
     /// - Throws: ``UsageError`` for a bad location, ``CommandFailure`` when the store cannot open.
-    public static func run(_ parsed: ParsedArguments, context: CommandContext) async throws -> Int32 {
+    package static func run(_ parsed: ParsedArguments, context: CommandContext) async throws -> Int32 {
         let cache = try CacheOpener.open(parsed, context: context)
         let repair = parsed.flag("repair")
         // Names first: a repair may delete the rows whose metadata holds the URL.

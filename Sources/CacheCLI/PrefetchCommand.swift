@@ -2,13 +2,13 @@ import Foundation
 import DownloadCache
 
 /// `dlcache prefetch [FILE|-]`: download many URLs into the cache (pre-caching), with progress and a summary.
-public enum PrefetchCommand: Command {
+package enum PrefetchCommand: Command {
     /// `prefetch`.
-    public static let name = "prefetch"
+    package static let name = "prefetch"
     /// One line for help.
-    public static let abstract = "Download a list of URLs into the cache (one per line)."
+    package static let abstract = "Download a list of URLs into the cache (one per line)."
     /// Extra help text.
-    public static var discussion: String? {
+    package static var discussion: String? {
         """
         Reads URLs one per line from FILE, or from stdin when FILE is '-' or missing; blank lines and lines \
         starting with '#' (comments) are skipped; LF and CRLF line ends both work and a leading UTF-8 \
@@ -19,11 +19,11 @@ public enum PrefetchCommand: Command {
         """
     }
     /// The list file.
-    public static var arguments: [ArgumentSpec] {
+    package static var arguments: [ArgumentSpec] {
         [ArgumentSpec("file", help: "File with one URL per line, or '-' for stdin (default).", optional: true)]
     }
     /// Options, in help order.
-    public static var options: [OptionSpec] {
+    package static var options: [OptionSpec] {
         CommonOptions.location + [SharedTierOption.spec] + [
             OptionSpec("concurrency", .value("n"), help: "Downloads at the same time (default: 6)."),
             OptionSpec("pin", help: "Pin every entry so limits never evict it."),
@@ -85,7 +85,7 @@ public enum PrefetchCommand: Command {
 
     /// Downloads the URLs and prints the summary (text or JSON).
     /// - Throws: ``UsageError`` for bad options or URLs, ``CommandFailure`` when the list or the cache cannot open.
-    public static func run(_ parsed: ParsedArguments, context: CommandContext) async throws -> Int32 {
+    package static func run(_ parsed: ParsedArguments, context: CommandContext) async throws -> Int32 {
         let concurrency = try parsed.integer("concurrency", in: 1...1000)
         let limits = try FetchLimits.parse(parsed)
         let list = try readURLs(parsed, context: context)

@@ -9,22 +9,22 @@ import Synchronization
 ///
 /// Snapshots may come from many threads: each is merged into the last one shown (counts and bytes never go
 /// backwards) and written to stderr while the reporter's lock is held, so lines never appear out of order.
-public final class ProgressReporter: Sendable {
+package final class ProgressReporter: Sendable {
     /// One snapshot of aggregate progress.
-    public struct Snapshot: Sendable, Equatable {
+    package struct Snapshot: Sendable, Equatable {
         /// URLs finished successfully.
-        public var completed: Int
+        package var completed: Int
         /// URLs that failed.
-        public var failed: Int
+        package var failed: Int
         /// URLs in the job.
-        public var total: Int
+        package var total: Int
         /// Body bytes received or read so far (finished URLs plus the downloads in flight).
-        public var bytes: Int64
+        package var bytes: Int64
         /// Bytes the whole job will have when done, when known (every unfinished URL is in flight with a
         /// Content-Length); nil when unknown. Used for a byte-based ETA.
-        public var expectedBytes: Int64?
+        package var expectedBytes: Int64?
         /// Creates a snapshot.
-        public init(completed: Int, failed: Int, total: Int, bytes: Int64, expectedBytes: Int64? = nil) {
+        package init(completed: Int, failed: Int, total: Int, bytes: Int64, expectedBytes: Int64? = nil) {
             self.completed = completed
             self.failed = failed
             self.total = total
@@ -32,7 +32,7 @@ public final class ProgressReporter: Sendable {
             self.expectedBytes = expectedBytes
         }
         /// URLs finished either way.
-        public var done: Int { completed + failed }
+        package var done: Int { completed + failed }
     }
 
     private struct State {
@@ -44,16 +44,16 @@ public final class ProgressReporter: Sendable {
     }
 
     /// Minimum time between two redraws of the live bar, in seconds.
-    public let redrawInterval: TimeInterval = 0.1
+    package let redrawInterval: TimeInterval = 0.1
     /// Seconds between two time-based plain lines (non-terminal) while bytes arrive but no tenth completes.
-    public let plainInterval: TimeInterval = 2
+    package let plainInterval: TimeInterval = 2
     private let console: Console
     private let start: Date
     private let now: @Sendable () -> Date
     private let state = Mutex(State())
 
     /// Creates a reporter writing to `console`'s stderr, measuring time with `now` from `start`.
-    public init(console: Console, start: Date, now: @escaping @Sendable () -> Date) {
+    package init(console: Console, start: Date, now: @escaping @Sendable () -> Date) {
         self.console = console
         self.start = start
         self.now = now
@@ -61,7 +61,7 @@ public final class ProgressReporter: Sendable {
 
     /// Records a new snapshot and draws it if it is time to (writing while the lock is held, so concurrent
     /// callers' lines come out in order).
-    public func update(_ incoming: Snapshot) {
+    package func update(_ incoming: Snapshot) {
         let time = now()
         let elapsed = time.timeIntervalSince(start)
         state.withLock { s in
@@ -99,13 +99,13 @@ public final class ProgressReporter: Sendable {
     }
 
     /// Ends the live bar with a newline (nothing to do for plain lines).
-    public func finish() {
+    package func finish() {
         if state.withLock({ $0.drewBar }) { console.err("") }
     }
 
     /// The live bar line: `[#####-----]  120/962  3.4 MB  1.2 MB/s  ETA 12s`. The bar fills by bytes when the
     /// job's total bytes are known (``Snapshot/expectedBytes``), else by URLs done.
-    public static func bar(_ s: Snapshot, elapsed: TimeInterval, width: Int = 24) -> String {
+    package static func bar(_ s: Snapshot, elapsed: TimeInterval, width: Int = 24) -> String {
         let fraction: Double
         if s.done >= s.total {
             fraction = 1
@@ -120,7 +120,7 @@ public final class ProgressReporter: Sendable {
     }
 
     /// `120/962  3.4 MB  1.2 MB/s  ETA 12s` (plus `  2 failed` when some failed).
-    public static func summary(_ s: Snapshot, elapsed: TimeInterval) -> String {
+    package static func summary(_ s: Snapshot, elapsed: TimeInterval) -> String {
         var parts = ["\(s.done)/\(s.total)", Formatting.bytes(s.bytes), rate(bytes: s.bytes, elapsed: elapsed)]
         parts.append("ETA " + eta(s, elapsed: elapsed))
         if s.failed > 0 { parts.append("\(s.failed) failed") }
@@ -128,14 +128,14 @@ public final class ProgressReporter: Sendable {
     }
 
     /// Bytes per second as `1.2 MB/s`; `-- B/s` before any time has passed.
-    public static func rate(bytes: Int64, elapsed: TimeInterval) -> String {
+    package static func rate(bytes: Int64, elapsed: TimeInterval) -> String {
         guard elapsed > 0 else { return "-- B/s" }
         return Formatting.bytes(Formatting.clampedInt64(Double(bytes) / elapsed)) + "/s"
     }
 
     /// Estimated seconds left: from the byte rate when the job's total bytes are known (``Snapshot/expectedBytes``),
     /// else from the count rate so far; `--` before anything can be estimated, `0s` when done.
-    public static func eta(_ s: Snapshot, elapsed: TimeInterval) -> String {
+    package static func eta(_ s: Snapshot, elapsed: TimeInterval) -> String {
         if s.done >= s.total { return "0s" }
         if let expected = s.expectedBytes, expected > s.bytes, s.bytes > 0, elapsed > 0 {
             return Formatting.duration(Double(expected - s.bytes) / (Double(s.bytes) / elapsed))

@@ -4,19 +4,19 @@ import CacheStore
 
 /// `dlcache stats`: entry count, bytes on disk and in memory, hits and misses (lifetime totals persisted in the
 /// cache by CacheStore, all processes together; `--json` keys `hits` and `misses`).
-public enum StatsCommand: Command {
+package enum StatsCommand: Command {
     /// `stats`.
-    public static let name = "stats"
+    package static let name = "stats"
     /// One line for help.
-    public static let abstract = "Show the cache's size and hit counters."
+    package static let abstract = "Show the cache's size and hit counters."
     /// No arguments.
-    public static var arguments: [ArgumentSpec] { [] }
+    package static var arguments: [ArgumentSpec] { [] }
     /// Options.
-    public static var options: [OptionSpec] { CommonOptions.location + [SharedTierOption.statsSpec, CommonOptions.json] }
+    package static var options: [OptionSpec] { CommonOptions.location + [SharedTierOption.statsSpec, CommonOptions.json] }
 
     /// Prints the statistics.
     /// - Throws: ``UsageError`` for a bad location, ``CommandFailure`` when the store cannot open.
-    public static func run(_ parsed: ParsedArguments, context: CommandContext) async throws -> Int32 {
+    package static func run(_ parsed: ParsedArguments, context: CommandContext) async throws -> Int32 {
         let location = try CacheLocation.resolve(parsed, environment: context.environment)
         if let shared = try SharedTierOption.configuration(parsed, environment: context.environment),
            !CacheOpener.exists(location) {
