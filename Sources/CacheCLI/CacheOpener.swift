@@ -36,7 +36,7 @@ enum CacheOpener {
             // Fetching commands work without a cache they cannot open (the client logs why); inspection and
             // maintenance commands have nothing to work on, so they report it.
             if !create, !cache.isCacheAvailable {
-                let reason = cache.store.readOnlyReason ?? "unavailable"
+                let reason = cache.readOnlyReason ?? "unavailable"
                 throw CommandFailure("storage error: cannot open cache '\(location.directory.path)' namespace "
                     + "'\(location.namespace)': \(ErrorText.oneLine(reason))")
             }

@@ -67,7 +67,7 @@ package enum VerifyCommand: Command {
         for info in cache.store.allEntries() {
             if let meta = StoredEntryMetadata.decode(info.metadata) { urls[info.key] = meta.url }
         }
-        let report = cache.store.verify(repair: repair)
+        let report = cache.verify(repair: repair)
         let problems = report.problems.map { problem -> (url: String?, kind: String, detail: String, kept: Bool) in
             let url = problem.key.flatMap { urls[$0] ?? $0.primary }
             return (url, problem.kind, problem.detail, problem.isKept)

@@ -27,7 +27,7 @@ package enum StatsCommand: Command {
         // down logged that once and went on without it).
         let shared = cache.configuration.sharedTier
         let problem = shared == nil ? nil : await cache.probeSharedTier()
-        let stats = cache.store.statistics
+        let stats = cache.statistics
         let hits = stats.memoryHits + stats.diskHits
         let misses = stats.diskMisses
         let pinned = cache.store.allEntries().filter(\.isPinned).count
@@ -40,7 +40,7 @@ package enum StatsCommand: Command {
                 "hits": hits,
                 "misses": misses,
                 "pinned": pinned,
-                "directory": cache.store.directoryURL.path,
+                "directory": cache.directoryURL.path,
             ]
             if let shared {
                 var tier: [String: Any] = ["url": shared.description, "reachable": problem == nil]
@@ -51,7 +51,7 @@ package enum StatsCommand: Command {
             return 0
         }
         var rows = [
-            ["directory:", cache.store.directoryURL.path],
+            ["directory:", cache.directoryURL.path],
             ["entries:", "\(stats.entries) (\(pinned) pinned)"],
             ["on disk:", "\(Formatting.bytes(stats.diskBytes)) (\(stats.diskBytes) bytes)"],
             ["in memory:", "\(Formatting.bytes(Int64(stats.memoryBytes))) in \(stats.memoryEntries) \(stats.memoryEntries == 1 ? "entry" : "entries")"],

@@ -15,8 +15,9 @@ import Synchronization
 public final class DownloadCache: Sendable {
     /// The settings this cache was created with.
     public let configuration: Configuration
-    /// The underlying store, for inspection (CLI ls/stats/verify) and maintenance.
-    public let store: CacheStore
+    /// The underlying store. Callers outside the package use the narrow API below (``statistics``,
+    /// ``directoryURL``, ``verify(repair:)``, ``entryDescriptions()``, ``purge(_:)``, ...).
+    package let store: CacheStore
     let transport: any HTTPTransport
     let coalescer = Coalescer<CachedResponse>()
     let backgroundRevalidations = Coalescer<CachedResponse>()
@@ -80,6 +81,22 @@ public final class DownloadCache: Sendable {
 
     /// False when the store could not be opened and the cache works without it (see ``init(configuration:)``).
     public var isCacheAvailable: Bool { !store.isUnavailable }
+
+    /// The store's counters: entries and bytes on disk, the memory tier's entries and bytes, hits and misses
+    /// (see `CacheStoreStatistics`).
+    public var statistics: CacheStoreStatistics { store.statistics }
+
+    /// `<directory>/<namespace>`: where the cache's files live.
+    public var directoryURL: URL { store.directoryURL }
+
+    /// Why the cache is read-only (the configuration, or the failed system call), or why it is unavailable;
+    /// nil when it is writable.
+    public var readOnlyReason: String? { store.readOnlyReason }
+
+    /// Checks every stored entry (body present, size and checksum) and with `repair` deletes the broken ones
+    /// (see `CacheStore.verify(repair:)`).
+    /// - Returns: what was checked and every problem found.
+    public func verify(repair: Bool) -> VerificationReport { store.verify(repair: repair) }
 
     /// The directory a new body is streamed into: the store's `tmp/` while it is usable, else the private
     /// directory (nil when even that cannot be made).
