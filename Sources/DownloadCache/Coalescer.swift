@@ -34,12 +34,19 @@ final class Coalescer<Value: Sendable>: Sendable {
     ///   cancelled first.
     func run(key: String, operation: @escaping @Sendable () async -> Outcome,
              mayShare: @Sendable (Value) -> Bool = { _ in true }) async -> Outcome {
+        await runCollapsing(key: key, operation: operation, mayShare: mayShare).outcome
+    }
+
+    /// ``run(key:operation:mayShare:)``, also saying whether the outcome is another caller's operation's
+    /// (`collapsed`: this call waited for it instead of running its own; RFC 9211 §2.6's `collapsed`).
+    func runCollapsing(key: String, operation: @escaping @Sendable () async -> Outcome,
+                       mayShare: @Sendable (Value) -> Bool = { _ in true }) async -> (outcome: Outcome, collapsed: Bool) {
         let outcome = await join(key: key, operation: operation)
         guard !outcome.startedHere, case .success(let value) = outcome.result, !mayShare(value) else {
-            return outcome.result
+            return (outcome.result, !outcome.startedHere)
         }
-        if Task.isCancelled { return .failure(Self.cancelledError) }
-        return await operation()
+        if Task.isCancelled { return (.failure(Self.cancelledError), false) }
+        return (await operation(), false)
     }
 
     /// Joins or starts the flight for `key`; `startedHere` is whether this call started it.

@@ -301,7 +301,7 @@ public final class DownloadCache: Sendable {
         let forward = forwardReason(request, options: options)
         let key = coalescingKey(request, options: options)
         let evaluation = evaluationOptions(options)
-        let outcome = await coalescer.run(key: key, operation: { [self] in
+        let (outcome, collapsed) = await coalescer.runCollapsing(key: key, operation: { [self] in
             await self.resolveGET(request, options: options)
         }, mayShare: { response in
             // A waiter receives another caller's response only when the cache could have stored it and served it
@@ -312,6 +312,8 @@ public final class DownloadCache: Sendable {
         })
         var response = try outcome.get()
         if !response.cacheStatus.hit { response.cacheStatus.forward = forward }
+        // Served by another caller's exchange (RFC 9211 §2.6); that caller's response says what it did.
+        if collapsed { response.cacheStatus.collapsed = true }
         return response
     }
 

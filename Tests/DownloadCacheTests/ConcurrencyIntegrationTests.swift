@@ -9,14 +9,20 @@ import Testing
     @Test func hundredConcurrentCallsCauseOneOriginRequest() async throws {
         try await withHarness { h in
             try await h.origin.configure(path: "/c", headers: [("Cache-Control", "max-age=60")], size: 10_000, delay: 0.3)
-            let sizes = try await withThrowingTaskGroup(of: Int64.self) { group in
+            let responses = try await withThrowingTaskGroup(of: CachedResponse.self) { group in
                 for _ in 0..<100 {
-                    group.addTask { try await h.get("/c").bodySize }
+                    group.addTask { try await h.get("/c") }
                 }
-                return try await group.reduce(into: [Int64]()) { $0.append($1) }
+                return try await group.reduce(into: [CachedResponse]()) { $0.append($1) }
             }
-            #expect(sizes.count == 100 && sizes.allSatisfy { $0 == 10_000 })
+            #expect(responses.count == 100 && responses.allSatisfy { $0.bodySize == 10_000 })
             #expect(try await h.hits("/c").total == 1)
+            // Cache-Status (RFC 9211 §2.6): one caller's miss went to the origin; those that waited for it are
+            // `collapsed`; any that came after it was stored are plain hits.
+            let statuses = responses.map(\.cacheStatus)
+            #expect(statuses.filter { !$0.hit && !$0.collapsed }.count == 1)
+            #expect(statuses.contains { $0.collapsed })
+            #expect(statuses.filter(\.collapsed).allSatisfy { $0.fieldValue.contains("; collapsed") })
         }
     }
 
