@@ -9,8 +9,15 @@ import HTTPCacheSemantics
 /// `URLSession` — the way the seeds plug a custom NSURLCache in.
 ///
 /// Platform notes:
-/// - Apple platforms: set it as `URLSessionConfiguration.urlCache` (or `URLCache.shared`); URLSession calls
-///   `storeCachedResponse` / `cachedResponse(for:)` itself.
+/// - Apple platforms: set it as `URLSessionConfiguration.urlCache` (or `URLCache.shared`). URLSession asks a
+///   cache through the task-based methods — `getCachedResponse(for:completionHandler:)` before a data task
+///   loads (when the request's cache policy lets it), `storeCachedResponse(_:for:)` with the data task after
+///   it finished, `removeCachedResponse(for:)` with the task — while code written for NSURLCache calls the
+///   request-based ones. The task-based store and remove are answered here like the request-based ones (the
+///   task's `currentRequest`, else its `originalRequest`, is the request); the lookup is left to URLCache's
+///   own `getCachedResponse(for:completionHandler:)`, which asks ``cachedResponse(for:)`` with the task's
+///   request. URLSession itself decides whether a response is offered for storing and applies the request's
+///   `cachePolicy`; this adapter adds RFC 9111's rules on top. Not compiled or run on Apple platforms here.
 /// - Linux (FoundationNetworking): URLSession never stores responses into any URLCache (its HTTP protocol
 ///   marks every response not cacheable), so the adapter only works when called directly.
 /// - Only fresh stored responses are returned (no revalidation: URLCache has no way to send a conditional
@@ -77,6 +84,24 @@ public final class DownloadURLCache: URLCache, @unchecked Sendable {
     public override func removeCachedResponse(for request: URLRequest) {
         guard let url = request.url else { return }
         try? cache.removeCachedResponses(for: url)
+    }
+
+    /// The request a data task stands for in the calls URLSession makes: its current request (after
+    /// redirects), else its original one.
+    private static func request(of dataTask: URLSessionDataTask) -> URLRequest? {
+        dataTask.currentRequest ?? dataTask.originalRequest
+    }
+
+    /// ``storeCachedResponse(_:for:)`` for the data task's request.
+    public override func storeCachedResponse(_ cachedResponse: CachedURLResponse, for dataTask: URLSessionDataTask) {
+        guard let request = Self.request(of: dataTask) else { return }
+        storeCachedResponse(cachedResponse, for: request)
+    }
+
+    /// ``removeCachedResponse(for:)`` for the data task's request.
+    public override func removeCachedResponse(for dataTask: URLSessionDataTask) {
+        guard let request = Self.request(of: dataTask) else { return }
+        removeCachedResponse(for: request)
     }
 
     /// Removes every stored response of the underlying store.
