@@ -1,34 +1,104 @@
 import CacheStore
 import Foundation
 
-/// Everything that can go wrong in a `ModelCache` call that reports errors.
+/// Everything that can go wrong in a `ModelCache` call that reports errors: a ``code`` to compare, plus what
+/// the code carries (``typeName``, ``key``, ``storeError``, ``underlying``).
 ///
 /// Reads never throw: a value that cannot be read is a miss (see `ModelDiscardReason`). Writes, removals,
-/// erasing a user and refreshes throw this type.
-public enum ModelCacheError: Error, Sendable, CustomStringConvertible {
-    /// The value could not be encoded with the configured `ModelEncoding`; nothing was written.
-    /// `type` is the Swift type name (`String(reflecting:)`), `underlying` the encoder's error.
-    case encodingFailed(type: String, underlying: any Error)
-    /// The underlying `CacheStore` failed (disk full, permission denied, I/O ...); see the wrapped error's code.
-    case storage(CacheStoreError)
-    /// The configured namespace is not 1–24 characters of `[A-Za-z0-9._-]` (or is "." / "..").
-    case invalidNamespace(String)
-    /// The caller-supplied fetch of a refresh failed; the cached value (if any) was kept.
-    /// `key` is the model key, `underlying` the error the fetch threw.
-    case refreshFailed(key: String, underlying: any Error)
+/// erasing a user and refreshes throw this type. A struct rather than an enum, so codes can be added without
+/// breaking a caller's `switch`.
+public struct ModelCacheError: Error, Sendable, CustomStringConvertible {
+    /// What kind of failure happened; compare with `==` or match with `case`.
+    public struct Code: Sendable, Hashable, CustomStringConvertible {
+        private enum Kind: Sendable, Hashable {
+            case encodingFailed, storage, invalidNamespace, refreshFailed
+        }
+
+        private let kind: Kind
+
+        private init(_ kind: Kind) {
+            self.kind = kind
+        }
+
+        /// The value could not be encoded with the configured `ModelEncoding`; nothing was written.
+        public static let encodingFailed = Code(.encodingFailed)
+        /// The underlying `CacheStore` failed (disk full, permission denied, I/O ...); see ``storeError``.
+        public static let storage = Code(.storage)
+        /// The configured namespace is not 1–24 characters of `[A-Za-z0-9._-]` (or is "." / "..").
+        public static let invalidNamespace = Code(.invalidNamespace)
+        /// The caller-supplied fetch of a refresh failed; the cached value (if any) was kept.
+        public static let refreshFailed = Code(.refreshFailed)
+
+        /// The code in words: `encoding failed`, `storage error`, `invalid namespace`, `refresh failed`.
+        public var description: String {
+            switch kind {
+            case .encodingFailed: return "encoding failed"
+            case .storage: return "storage error"
+            case .invalidNamespace: return "invalid namespace"
+            case .refreshFailed: return "refresh failed"
+            }
+        }
+    }
+
+    /// What kind of failure happened.
+    public var code: Code
+    /// For ``Code/encodingFailed``: the Swift type name (`String(reflecting:)`) of the value; else nil.
+    public var typeName: String?
+    /// For ``Code/refreshFailed``: the model key; else nil.
+    public var key: String?
+    /// For ``Code/invalidNamespace``: the refused name; else nil.
+    public var namespace: String?
+    /// For ``Code/storage``: the store's error; else nil.
+    public var storeError: CacheStoreError?
+    /// For ``Code/encodingFailed`` the encoder's error, for ``Code/refreshFailed`` the error the fetch threw,
+    /// for ``Code/storage`` the store's error; nil for ``Code/invalidNamespace``.
+    public var underlying: (any Error)?
+
+    private init(_ code: Code, typeName: String? = nil, key: String? = nil, namespace: String? = nil,
+                 storeError: CacheStoreError? = nil, underlying: (any Error)? = nil) {
+        self.code = code
+        self.typeName = typeName
+        self.key = key
+        self.namespace = namespace
+        self.storeError = storeError
+        self.underlying = underlying ?? storeError
+    }
+
+    /// The value of type `type` (a Swift type name) could not be encoded; `underlying` is the encoder's error.
+    public static func encodingFailed(type: String, underlying: any Error) -> ModelCacheError {
+        ModelCacheError(.encodingFailed, typeName: type, underlying: underlying)
+    }
+
+    /// The underlying store failed with `error`.
+    public static func storage(_ error: CacheStoreError) -> ModelCacheError {
+        ModelCacheError(.storage, storeError: error)
+    }
+
+    /// The namespace `name` is not 1–24 characters of `[A-Za-z0-9._-]` (or is "." / "..").
+    public static func invalidNamespace(_ name: String) -> ModelCacheError {
+        ModelCacheError(.invalidNamespace, namespace: name)
+    }
+
+    /// The fetch of a refresh of `key` failed with `underlying`.
+    public static func refreshFailed(key: String, underlying: any Error) -> ModelCacheError {
+        ModelCacheError(.refreshFailed, key: key, underlying: underlying)
+    }
 
     /// The failure in words, on one line: `cannot encode <type>: <encoder error>`, the store's words
     /// (`disk full: ...`), `invalid namespace '<name>' (...)`, `fetch of '<key>' failed: <fetch error>`.
     public var description: String {
-        switch self {
-        case .encodingFailed(let type, let underlying):
-            return "cannot encode \(type): \(underlying)"
-        case .storage(let error):
-            return error.description
-        case .invalidNamespace(let name):
-            return "invalid namespace '\(name)' (1–24 characters of [A-Za-z0-9._-], not '.' or '..')"
-        case .refreshFailed(let key, let underlying):
-            return "fetch of '\(key)' failed: \(underlying)"
+        let cause = underlying.map { "\($0)" } ?? ""
+        switch code {
+        case .encodingFailed:
+            return "cannot encode \(typeName ?? "the value"): \(cause)"
+        case .storage:
+            return storeError?.description ?? code.description
+        case .invalidNamespace:
+            return "invalid namespace '\(namespace ?? "")' (1–24 characters of [A-Za-z0-9._-], not '.' or '..')"
+        case .refreshFailed:
+            return "fetch of '\(key ?? "")' failed: \(cause)"
+        default:
+            return cause.isEmpty ? code.description : "\(code): \(cause)"
         }
     }
 }

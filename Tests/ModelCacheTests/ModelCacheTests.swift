@@ -118,7 +118,8 @@ struct ModelCacheTests {
         #expect {
             try fixture.cache.set(Unencodable(), forKey: "x")
         } throws: { error in
-            guard case .encodingFailed(let type, let underlying) = error as? ModelCacheError else { return false }
+            guard let error = error as? ModelCacheError, error.code == .encodingFailed, let type = error.typeName,
+                  let underlying = error.underlying else { return false }
             return type.hasSuffix("Unencodable") && underlying is Unencodable.Refused
         }
         #expect(fixture.cache.value(forKey: "x", as: Unencodable?.self) != nil)
@@ -148,7 +149,7 @@ struct ModelCacheTests {
         #expect {
             try fixture.cache.set(big, forKey: "k")
         } throws: { error in
-            guard case .storage = error as? ModelCacheError else { return false }
+            guard (error as? ModelCacheError)?.code == .storage else { return false }
             return true
         }
         #expect(fixture.cache.statistics.memoryEntries == 0)

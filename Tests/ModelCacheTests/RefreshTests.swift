@@ -82,7 +82,8 @@ struct RefreshTests {
             throw Offline()
         })
         #expect(updates.map(\.value) == [["kept"]])
-        guard case .refreshFailed(let key, let underlying) = error as? ModelCacheError else {
+        guard let error = error as? ModelCacheError, error.code == .refreshFailed, let key = error.key,
+              let underlying = error.underlying else {
             Issue.record("expected refreshFailed, got \(String(describing: error))")
             return
         }
@@ -99,7 +100,7 @@ struct RefreshTests {
         defer { fixture.cleanUp() }
         let update = try await fixture.cache.refresh(forKey: "x", as: Unencodable.self) { Unencodable() }
         #expect(update.source == .fetch)
-        guard case .encodingFailed = update.storageError else {
+        guard update.storageError?.code == .encodingFailed else {
             Issue.record("expected encodingFailed, got \(String(describing: update.storageError))")
             return
         }
@@ -169,7 +170,7 @@ struct RefreshTests {
                         }
                         return false
                     } catch {
-                        if case .refreshFailed(_, let underlying) = error as? ModelCacheError { return underlying is ServerDown }
+                        if let error = error as? ModelCacheError, error.code == .refreshFailed { return error.underlying is ServerDown }
                         return false
                     }
                 }
