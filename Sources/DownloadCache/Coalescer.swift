@@ -26,6 +26,11 @@ final class Coalescer<Value: Sendable>: Sendable {
     /// Number of operations currently running.
     var inFlightCount: Int { flights.withLock { $0.count } }
 
+    /// Number of callers waiting for a running operation, over all keys (the caller that started one counts too).
+    var waiterCount: Int {
+        flights.withLock { map in map.values.reduce(0) { $0 + $1.state.withLock { $0.waiters.count } } }
+    }
+
     /// Joins the running operation for `key`, or starts `operation` when none runs.
     ///
     /// `mayShare` says whether a successful value of another caller's operation may be handed to this caller;

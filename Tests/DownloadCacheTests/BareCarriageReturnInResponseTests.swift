@@ -14,10 +14,6 @@ import Testing
         "HTTP/1.1 200 OK\rSet-Cookie: evil=1\r\nCache-Control: max-age=600\r\nContent-Length: 5\r\n\r\nhello",
     ]
 
-    func temporaryFile() -> URL {
-        FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-bare-cr-\(UUID().uuidString)")
-    }
-
     @Test func fieldsHoldingCRLFOrNULAreAProblem() {
         #expect(MessageFraming.responseFieldProblem(headers: HTTPHeaders([("X-A", "a\rb")])) != nil)
         #expect(MessageFraming.responseFieldProblem(headers: HTTPHeaders([("X-A", "a\nb")])) != nil)
@@ -32,7 +28,7 @@ import Testing
         let transport = kind.make()
         for (index, raw) in Self.heads.enumerated() {
             try origin.script("/r\(index)", HostileOrigin.Response(raw))
-            let file = temporaryFile()
+            let file = temporaryFile("bare-cr")
             defer { try? FileManager.default.removeItem(at: file) }
             do throws(TransportError) {
                 let response = try await transport.send(TransportRequest(url: origin.url("/r\(index)"), timeout: 10),
@@ -54,7 +50,7 @@ import Testing
     @Test func theCacheStoresNothingAndServesNothing() async throws {
         let origin = try await HostileOrigin.start()
         defer { origin.stop() }
-        let directory = temporaryFile()
+        let directory = temporaryFile("bare-cr")
         defer { try? FileManager.default.removeItem(at: directory) }
         var configuration = DownloadCache.Configuration(directory: directory)
         configuration.log = { _ in }

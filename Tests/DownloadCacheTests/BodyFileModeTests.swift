@@ -18,10 +18,6 @@ import Darwin
     /// 12 MB: the size at which a stored body was seen adopted from the transport's file with mode 0644.
     static let storedBody = Data(repeating: 0x43, count: 12_000_000)
 
-    func temporaryFile() -> URL {
-        FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-body-mode-\(UUID().uuidString)")
-    }
-
     /// The permission bits of `path` (no symlink followed), or `nil`.
     func mode(_ path: String) -> UInt32? {
         var info = stat()
@@ -38,7 +34,7 @@ import Darwin
         let origin = try await HostileOrigin.start()
         defer { origin.stop() }
         try origin.script("/large", HostileOrigin.Response(raw: raw()))
-        let file = temporaryFile()
+        let file = temporaryFile("body-mode")
         defer { try? FileManager.default.removeItem(at: file) }
         let response = try await kind.make().send(TransportRequest(url: origin.url("/large"), timeout: 30),
                                                   bodyFile: file, progress: nil)
@@ -50,7 +46,7 @@ import Darwin
         let origin = try await HostileOrigin.start()
         defer { origin.stop() }
         try origin.script("/large", HostileOrigin.Response(raw: raw(Self.storedBody)))
-        let directory = temporaryFile()
+        let directory = temporaryFile("body-mode")
         defer { try? FileManager.default.removeItem(at: directory) }
         var configuration = DownloadCache.Configuration(directory: directory)
         configuration.log = { _ in }

@@ -1,5 +1,5 @@
 import CacheTestSupport
-import DownloadCache
+@testable import DownloadCache
 import Foundation
 import Synchronization
 import Testing
@@ -28,10 +28,12 @@ import Testing
 
     @Test func cancellingOneWaiterDoesNotCancelTheSharedDownload() async throws {
         try await withHarness { h in
-            try await h.origin.configure(path: "/w", headers: [("Cache-Control", "max-age=60")], body: "shared", delay: 0.6)
+            try await h.origin.configure(path: "/w", headers: [("Cache-Control", "max-age=60")], body: "shared", delay: 3)
             let cancelled = Task { try await h.get("/w") }
             let kept = Task { try await h.get("/w") }
-            try await Task.sleep(for: .milliseconds(200))
+            // Both wait for the one download (polled, at most 10 s) before one of them is cancelled.
+            for _ in 0..<10_000 where h.cache.coalescer.waiterCount < 2 { try await Task.sleep(for: .milliseconds(1)) }
+            #expect(h.cache.coalescer.waiterCount == 2)
             cancelled.cancel()
             let cancelledResult = await cancelled.result
             if case .failure(let error as DownloadError) = cancelledResult {

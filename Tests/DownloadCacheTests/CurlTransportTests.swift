@@ -227,20 +227,7 @@ import Testing
     }
 
     @Test func cancellationIsCancelled() async throws {
-        let origin = try await OriginServer.start()
-        defer { origin.stop() }
-        try await origin.configure(path: "/slow", body: "late", delay: 3)
-        let file = bodyFile()
-        defer { try? FileManager.default.removeItem(at: file) }
-        let transport = self.transport
-        let task = Task { () async throws(TransportError) -> TransportResponse in
-            try await transport.send(TransportRequest(url: origin.url("/slow"), timeout: 20), bodyFile: file,
-                                     progress: nil)
-        }
-        try await Task.sleep(for: .milliseconds(200))
-        task.cancel()
-        let result = await task.result
-        #expect((result.failureValue as? TransportError) == .cancelled)
+        #expect(try await errorOfASendCancelledInFlight(via: transport) == .cancelled)
     }
 
     @Test func alreadyCancelledTaskNeverSends() async throws {

@@ -12,13 +12,9 @@ import Testing
     static let invalidLengths = ["99999999999999999999999", "9223372036854775808", "18446744073709551616", "1e3",
                                  "0x10", "-5", "+5", "5.0", "", "5 5", "five"]
 
-    func temporaryFile() -> URL {
-        FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-origin-framing-\(UUID().uuidString)")
-    }
-
     /// Sends `request`; the response and its body, or the error.
     func exchange(_ request: TransportRequest, via transport: any HTTPTransport) async -> Result<(TransportResponse, Data), TransportError> {
-        let file = temporaryFile()
+        let file = temporaryFile("origin-framing")
         defer { try? FileManager.default.removeItem(at: file) }
         do throws(TransportError) {
             let response = try await transport.send(request, bodyFile: file, progress: nil)
@@ -109,7 +105,7 @@ import Testing
     @Test func invalidContentLengthIsNeverStoredNorServed() async throws {
         let origin = try await HostileOrigin.start()
         defer { origin.stop() }
-        let directory = temporaryFile()
+        let directory = temporaryFile("origin-framing")
         defer { try? FileManager.default.removeItem(at: directory) }
         let cache = try cache(directory)
         for (index, length) in ["99999999999999999999999", "9223372036854775808", "18446744073709551616", "1e3",
@@ -136,7 +132,7 @@ import Testing
     func unsolicitedNotModifiedAndPartialContentAreProtocolErrors(kind: TransportKind) async throws {
         let origin = try await HostileOrigin.start()
         defer { origin.stop() }
-        let directory = temporaryFile()
+        let directory = temporaryFile("origin-framing")
         defer { try? FileManager.default.removeItem(at: directory) }
         var configuration = DownloadCache.Configuration(directory: directory)
         configuration.transport = kind.make()
@@ -174,7 +170,7 @@ import Testing
         defer { origin.stop() }
         try origin.script("/hop", .http(status: 302, reason: "Found", headers: [("Location", "/target")]))
         try origin.script("/target", HostileOrigin.Response("HTTP/1.1 200 OK\r\nContent-Length: 1e3\r\n\r\nhello"))
-        let directory = temporaryFile()
+        let directory = temporaryFile("origin-framing")
         defer { try? FileManager.default.removeItem(at: directory) }
         let cache = try cache(directory)
         do {

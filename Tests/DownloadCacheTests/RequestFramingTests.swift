@@ -19,10 +19,6 @@ import Testing
         ("Bad Name", "v"), ("Bad:Name", "v"), ("", "v"), ("X-\u{E9}", "v"),
     ]
 
-    func temporaryFile() -> URL {
-        FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-framing-\(UUID().uuidString)")
-    }
-
 
     func isInvalidRequest(_ error: TransportError?) -> Bool {
         if case .invalidRequest? = error { return true }
@@ -113,7 +109,7 @@ import Testing
                                              then: .keepAlive))
         try origin.script("/victim-page", .http(headers: [("Cache-Control", "max-age=600")], body: "victim",
                                                 then: .keepAlive))
-        let directory = temporaryFile()
+        let directory = temporaryFile("framing")
         defer { try? FileManager.default.removeItem(at: directory) }
         var configuration = DownloadCache.Configuration(directory: directory)
         configuration.mode = mode

@@ -10,10 +10,6 @@ import Testing
 @Suite(.serialized) struct StallTimeoutTests {
     static let shortRule = StallRule(minimumBytes: 1024, seconds: 1)
 
-    func temporaryFile() -> URL {
-        FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-stall-\(UUID().uuidString)")
-    }
-
 
     func isStalled(_ error: TransportError?) -> Bool {
         if case .stalled? = error { return true }
@@ -66,7 +62,7 @@ import Testing
         defer { origin.stop() }
         try origin.script("/slow", .http(headers: [("Cache-Control", "max-age=600")],
                                          body: String(repeating: "x", count: 40), trickle: (nil, 1, 0.25)))
-        let directory = temporaryFile()
+        let directory = temporaryFile("stall")
         defer { try? FileManager.default.removeItem(at: directory) }
         var configuration = DownloadCache.Configuration(directory: directory)
         configuration.stallRule = Self.shortRule

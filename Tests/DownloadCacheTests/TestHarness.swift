@@ -1,6 +1,7 @@
 import CacheTestSupport
 import DownloadCache
 import Foundation
+import Testing
 
 /// One test's world: a live origin, a fixed clock, a fresh cache directory and a cache over them.
 struct Harness {
@@ -83,4 +84,31 @@ func failure(_ request: TransportRequest, via transport: any HTTPTransport) asyn
     } catch {
         return error
     }
+}
+
+/// A path under the system's temporary directory that does not exist yet (`dlcache-<prefix>-<UUID>`); the caller
+/// removes what it creates there.
+func temporaryFile(_ prefix: String = "test") -> URL {
+    FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-\(prefix)-\(UUID().uuidString)")
+}
+
+/// Sends a GET through `transport` to a `HostileOrigin` path that answers only after 30 s, cancels the task as soon
+/// as the origin has received the request (polled every 10 ms, at most 10 s), and returns the transport's error
+/// (`nil` when the send succeeded).
+func errorOfASendCancelledInFlight(via transport: any HTTPTransport) async throws -> TransportError? {
+    let origin = try await HostileOrigin.start()
+    defer { origin.stop() }
+    try origin.script("/slow", .http(headers: [("Content-Type", "text/plain")], body: "late", delay: 30))
+    let file = temporaryFile("cancel")
+    defer { try? FileManager.default.removeItem(at: file) }
+    let task = Task { () async throws(TransportError) -> TransportResponse in
+        try await transport.send(TransportRequest(url: origin.url("/slow"), timeout: 60), bodyFile: file, progress: nil)
+    }
+    for _ in 0..<1_000 where try origin.requests("/slow").isEmpty {
+        try await Task.sleep(for: .milliseconds(10))
+    }
+    #expect(try origin.requests("/slow").count == 1, "the request never reached the origin")
+    task.cancel()
+    if case .failure(let error) = await task.result { return error as? TransportError }
+    return nil
 }

@@ -102,19 +102,7 @@ import Testing
     }
 
     @Test func cancellationIsReportedAsCancelled() async throws {
-        let origin = try await OriginServer.start()
-        defer { origin.stop() }
-        try await origin.configure(path: "/slow", body: "late", delay: 2)
-        let file = bodyFile()
-        defer { try? FileManager.default.removeItem(at: file) }
-        let transport = self.transport
-        let task = Task { () async throws(TransportError) -> TransportResponse in
-            try await transport.send(TransportRequest(url: origin.url("/slow")), bodyFile: file, progress: nil)
-        }
-        try await Task.sleep(for: .milliseconds(200))
-        task.cancel()
-        let result = await task.result
-        #expect((result.failureValue as? TransportError) == .cancelled)
+        #expect(try await errorOfASendCancelledInFlight(via: transport) == .cancelled)
     }
 }
 
