@@ -175,3 +175,39 @@ import Testing
         }
     }
 }
+
+/// A caller-given expiration against response `no-cache`.
+extension FreshnessIntegrationTests {
+    /// A caller's expiration replaces the lifetime only; response `no-cache` still revalidates (RFC 9111
+    /// §5.2.2.4) unless `ignoreServerCacheControl` is set too.
+    @Test(arguments: [false, true])
+    func expiresInDoesNotLiftNoCacheUnlessCacheControlIsIgnored(_ ignore: Bool) async throws {
+        try await withHarness { h in
+            try await h.origin.configure(path: "/nc", headers: [("Cache-Control", "no-cache")], body: "nc")
+            let options = RequestOptions(ignoreServerCacheControl: ignore, expiration: .sliding(60))
+            let first = try await h.get("/nc", options)
+            #expect(first.source == .network)
+            try await h.advance(by: 1)
+            let second = try await h.get("/nc", options)
+            #expect(second.text == "nc")
+            if ignore {
+                #expect(second.source == .cache)
+                #expect(try await h.hits("/nc").total == 1)
+            } else {
+                #expect(second.source == .network)
+                #expect(try await h.hits("/nc").total == 2)
+            }
+        }
+    }
+
+    /// The convenience call `download(_:expiration:)` keeps revalidating `no-cache`.
+    @Test func downloadExpiresInRevalidatesNoCache() async throws {
+        try await withHarness { h in
+            try await h.origin.configure(path: "/nc2", headers: [("Cache-Control", "no-cache")], body: "x")
+            _ = try await h.cache.download(h.origin.url("/nc2"), expiration: .sliding(60))
+            let again = try await h.cache.download(h.origin.url("/nc2"), expiration: .sliding(60))
+            #expect(again.source == .network)
+            #expect(try await h.hits("/nc2").total == 2)
+        }
+    }
+}

@@ -1,0 +1,38 @@
+import CacheTestSupport
+import DownloadCache
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+
+/// `DownloadURLCache`: the `URLCache` adapter stores and serves through this cache's store.
+@Suite struct DownloadURLCacheTests {
+    func makeCache(_ transport: ScriptedTransport, clock: FixedClock = FixedClock()) throws -> (DownloadCache, URL) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-res-\(UUID().uuidString)")
+        var configuration = DownloadCache.Configuration(directory: directory)
+        configuration.transport = transport
+        configuration.now = clock.now
+        configuration.log = { _ in }
+        return (try DownloadCache(configuration: configuration), directory)
+    }
+
+    @Test func urlCacheAdapterStoresAndServesThroughOurStore() async throws {
+        let transport = ScriptedTransport()
+        let (cache, directory) = try makeCache(transport)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let adapter = DownloadURLCache(cache: cache)
+        let url = URL(string: "http://example.test/u")!
+        let request = URLRequest(url: url)
+        let response = try #require(HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1",
+                                                     headerFields: ["Cache-Control": "max-age=60"]))
+        adapter.storeCachedResponse(CachedURLResponse(response: response, data: Data("u".utf8)), for: request)
+        let hit = try #require(adapter.cachedResponse(for: request))
+        #expect(hit.data == Data("u".utf8))
+        #expect((hit.response as? HTTPURLResponse)?.statusCode == 200)
+        #expect(adapter.cachedResponse(for: URLRequest(url: URL(string: "http://example.test/u?other")!)) == nil)
+        adapter.removeCachedResponse(for: request)
+        #expect(adapter.cachedResponse(for: request) == nil)
+        #expect(transport.requests.isEmpty)
+    }
+}
