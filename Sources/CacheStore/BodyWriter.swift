@@ -59,6 +59,28 @@ public final class BodyWriter: Sendable {
         }
     }
 
+    /// The open descriptor of the temporary file (write access; created with `O_CREAT | O_EXCL | O_NOFOLLOW`,
+    /// mode 0600, relative to the store's open `tmp/` directory), for a caller that streams the body itself (a
+    /// transport writing a download); -1 after commit, abort or ``detach()``. Bytes written through it are
+    /// counted and checksummed by the commit, which reads the file back. Never close it yourself.
+    public var fileDescriptor: Int32 { state.withLock { $0.finished ? -1 : $0.fd } }
+
+    /// The file's first `size` bytes, read without following a link (relative to the store's open `tmp/`).
+    /// - Throws: `CacheStoreError` from open/read, `.io` when the file is not `size` bytes long.
+    public func contents(size: Int64) throws(CacheStoreError) -> Data {
+        try readSmallFile(size: size)
+    }
+
+    /// Closes the file and gives it to the caller: neither ``abort()`` nor the writer's end deletes it any more
+    /// (the store's recovery deletes `tmp/` debris at its next exclusive open). The writer cannot be committed.
+    public func detach() {
+        state.withLock { state in
+            if state.fd >= 0 { _ = cs_close(state.fd) }
+            state.fd = -1
+            state.finished = true
+        }
+    }
+
     /// Deletes the temporary file; the writer cannot be used afterwards. Calling it twice is harmless.
     public func abort() {
         state.withLock { state in

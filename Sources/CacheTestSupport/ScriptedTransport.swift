@@ -51,7 +51,7 @@ public final class ScriptedTransport: HTTPTransport, Sendable {
     /// Answers `request` with the next queued reply, writing its body to `bodyFile`.
     /// - Throws: the scripted `TransportError`, `.cancelled` when the task is cancelled,
     ///   `.connectionFailed` when nothing is queued, `.other` when the body file cannot be written.
-    public func send(_ request: TransportRequest, bodyFile: URL,
+    public func send(_ request: TransportRequest, bodyFile: ResponseBodyFile,
                      progress: (@Sendable (Int64, Int64?) -> Void)?) async throws(TransportError) -> TransportResponse {
         let reply: Reply? = state.withLock { state in
             state.requests.append(request)
@@ -64,9 +64,7 @@ public final class ScriptedTransport: HTTPTransport, Sendable {
             throw error
         case .response(let status, var headers, let body):
             let sent = request.method.uppercased() == "HEAD" ? Data() : body
-            do { try sent.write(to: bodyFile) } catch {
-                throw TransportError.other("cannot write body file: \(error)")
-            }
+            try bodyFile.write(sent)
             if !headers.contains("Content-Length") && request.method.uppercased() != "HEAD" {
                 headers.add("Content-Length", String(body.count))
             }

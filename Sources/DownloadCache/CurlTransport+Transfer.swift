@@ -24,10 +24,8 @@ final class CurlTransfer: @unchecked Sendable {
     /// The continuation ``CurlTransport/send(_:bodyFile:progress:)`` waits on; resumed exactly once.
     var continuation: CheckedContinuation<Outcome, Never>?
 
-    /// The body file's descriptor, opened on the first byte streamed to it (-1 until then): a body returned in
-    /// memory never creates the file, so a run of small responses creates and deletes no file per request.
-    private var fd: Int32 = -1
-    private let bodyPath: String
+    /// The open file the body is streamed into (never opened by path here).
+    private let bodyFile: ResponseBodyFile
     private let progress: (@Sendable (Int64, Int64?) -> Void)?
     private let smallBodyLimit: Int64
     /// The body collected in memory when its announced length is at most `smallBodyLimit`.
@@ -49,12 +47,12 @@ final class CurlTransfer: @unchecked Sendable {
     private var stalled = false
 
     /// Creates the easy handle; `nil` when libcurl cannot allocate one.
-    init?(request: TransportRequest, bodyPath: String, smallBodyLimit: Int64,
+    init?(request: TransportRequest, bodyFile: ResponseBodyFile, smallBodyLimit: Int64,
           progress: (@Sendable (Int64, Int64?) -> Void)?) {
         guard let easy = curl_easy_init() else { return nil }
         self.request = request
         self.easy = easy
-        self.bodyPath = bodyPath
+        self.bodyFile = bodyFile
         self.progress = progress
         self.smallBodyLimit = smallBodyLimit
         self.errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
@@ -139,36 +137,15 @@ final class CurlTransfer: @unchecked Sendable {
         return bytes.count
     }
 
-    /// Writes all of `bytes` to the body file (write(2) loop); records the failure and returns false.
+    /// Writes all of `bytes` to the body file; records the failure and returns false.
     private func writeFully(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        guard let base = bytes.baseAddress else { return true }
-        guard fd >= 0 || openBodyFile() else { return false }
-        var offset = 0
-        while offset < bytes.count {
-            let written = write(fd, base + offset, bytes.count - offset)
-            if written < 0 {
-                if errno == EINTR { continue }
-                writeError = String(cString: strerror(errno))
-                return false
-            }
-            if written == 0 {
-                writeError = "no bytes written to \(bodyPath)"
-                return false
-            }
-            offset += written
-        }
-        return true
-    }
-
-    /// Creates (or truncates) the body file, owner-only (0600: the store may adopt it as a stored body), never
-    /// through a symbolic link at its name, and keeps its descriptor; records the failure and returns false.
-    private func openBodyFile() -> Bool {
-        fd = open(bodyPath, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        if fd < 0 {
-            writeError = "cannot create body file \(bodyPath): \(String(cString: strerror(errno)))"
+        do {
+            try bodyFile.write(bytes)
+            return true
+        } catch {
+            writeError = error.description
             return false
         }
-        return true
     }
 
     // MARK: - Completion (loop thread)
@@ -189,8 +166,6 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     private func complete(_ outcome: Outcome) {
-        if fd >= 0 { close(fd) }
-        fd = -1
         curl_easy_cleanup(easy)
         if let headerList { curl_slist_free_all(headerList) }
         headerList = nil
@@ -259,7 +234,7 @@ final class CurlTransfer: @unchecked Sendable {
              CURLE_SEND_ERROR, CURLE_GOT_NOTHING:
             return .failure(.connectionFailed(detail(code)))
         case CURLE_WRITE_ERROR where writeError != nil:
-            return .failure(.other("write failed: \(writeError ?? "") (\(bodyPath))"))
+            return .failure(.other("write failed: \(writeError ?? "")"))
         default:
             return .failure(.other(detail(code)))
         }
@@ -281,8 +256,8 @@ final class CurlTransfer: @unchecked Sendable {
             url = parsed
         }
         // A body not held in memory is in the file, which exists even when the body is empty.
-        if memoryBody == nil && fd < 0 && !openBodyFile() {
-            return .failure(.other(writeError ?? "cannot create body file \(bodyPath)"))
+        if memoryBody == nil {
+            do { try bodyFile.open() } catch { return .failure(error) }
         }
         var response = TransportResponse(url: url, status: status, statusText: head.statusText,
                                          headers: head.headers, bodySize: received, inMemoryBody: memoryBody)

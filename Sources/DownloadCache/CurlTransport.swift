@@ -84,7 +84,7 @@ public final class CurlTransport: HTTPTransport, Sendable {
     ///   `.invalidRequest` (a field ``MessageFraming`` refuses; nothing sent), `.invalidResponse` (mis-framed
     ///   or unsolicited response head, response header too large), `.other` (unsupported scheme, unwritable
     ///   body file: "write failed: ...", TLS and other libcurl errors).
-    public func send(_ request: TransportRequest, bodyFile: URL,
+    public func send(_ request: TransportRequest, bodyFile: ResponseBodyFile,
                      progress: (@Sendable (Int64, Int64?) -> Void)?) async throws(TransportError) -> TransportResponse {
         guard let loop else { throw TransportError.other("libcurl could not create a multi handle") }
         let scheme = request.url.scheme?.lowercased() ?? ""
@@ -96,9 +96,8 @@ public final class CurlTransport: HTTPTransport, Sendable {
         }
         var request = request
         request.headers = MessageFraming.sentHeaders(request.headers)
-        // The body file is created when the first body byte is streamed to it (a small announced body is
-        // returned in memory and never creates it); it exists for every other successful response.
-        guard let transfer = CurlTransfer(request: request, bodyPath: bodyFile.path,
+        // A small announced body is returned in memory; any other is streamed into `bodyFile`'s descriptor.
+        guard let transfer = CurlTransfer(request: request, bodyFile: bodyFile,
                                                 smallBodyLimit: smallBodyLimit, progress: progress) else {
             throw TransportError.other("curl_easy_init failed")
         }

@@ -24,7 +24,8 @@ final class DataExchange: Sendable {
         var continuation: CheckedContinuation<Outcome, Never>?
         var response: HTTPURLResponse?
         var body = Data()
-        var file: FileHandle?
+        /// Whether the body streams into the body file (not announced small).
+        var streaming = false
         var written: Int64 = 0
         var writeError: String?
         var expired = false
@@ -38,12 +39,12 @@ final class DataExchange: Sendable {
     }
 
     let request: TransportRequest
-    let bodyFile: URL
+    let bodyFile: ResponseBodyFile
     /// Largest announced body (bytes) taken on this path.
     let limit: Int64
     private let state = Mutex(State())
 
-    init(request: TransportRequest, bodyFile: URL, limit: Int64) {
+    init(request: TransportRequest, bodyFile: ResponseBodyFile, limit: Int64) {
         self.request = request
         self.bodyFile = bodyFile
         self.limit = limit
@@ -80,11 +81,9 @@ final class DataExchange: Sendable {
         let length = response.expectedContentLength
         let hasBody = RFC9111.responseHasContent(method: request.method, status: status)
         let small = !hasBody || (length >= 0 && length <= limit)
-        let file = small ? nil : try? FileHandle(forWritingTo: bodyFile)
         let task = state.withLock { state -> URLSessionTask? in
             state.response = http
-            state.file = file
-            if !small && file == nil { state.writeError = "cannot open body file \(bodyFile.path)" }
+            state.streaming = !small
             return state.writeError == nil ? nil : state.task
         }
         task?.cancel()
@@ -95,9 +94,9 @@ final class DataExchange: Sendable {
     func append(_ data: Data) {
         let (progress, received, expected) = state.withLock { state -> ((@Sendable (Int64, Int64?) -> Void)?, Int64, Int64?) in
             guard state.writeError == nil, !state.finished else { return (nil, 0, nil) }
-            if let file = state.file {
-                do { try file.write(contentsOf: data) } catch {
-                    state.writeError = "cannot write body file \(bodyFile.path): \(ErrorWords.describe(error))"
+            if state.streaming {
+                do { try bodyFile.write(data) } catch {
+                    state.writeError = "\(error)"
                     return (nil, -1, nil)
                 }
                 state.written += Int64(data.count)
@@ -117,14 +116,13 @@ final class DataExchange: Sendable {
 
     /// The task ended: writes the body file and resumes the caller.
     func complete(error: Error?) {
-        let (continuation, file, writeError, received, response, body, expired, stalled, problem, progress, task)
+        let (continuation, streaming, writeError, received, response, body, expired, stalled, problem, progress, task)
             = state.withLock { state in
                 state.finished = true
-                defer { state.continuation = nil; state.body = Data(); state.file = nil }
-                return (state.continuation, state.file, state.writeError, state.written, state.response, state.body,
+                defer { state.continuation = nil; state.body = Data() }
+                return (state.continuation, state.streaming, state.writeError, state.written, state.response, state.body,
                         state.expired, state.stalled, state.responseProblem, state.progress, state.task)
             }
-        try? file?.close()
         guard let continuation else { return }
         if let problem {
             continuation.resume(returning: .done(.failure(.invalidResponse(problem))))
@@ -147,7 +145,14 @@ final class DataExchange: Sendable {
         }
         var result = TransportExchange.response(http, url: url, received: received, request: request)
         if case .success(var done) = result {
-            if file == nil { done.inMemoryBody = body }   // small: in memory, the body file stays empty
+            if !streaming { done.inMemoryBody = body }
+            // A body not held in memory is in the file, which exists even when the body is empty.
+            if streaming {
+                do { try bodyFile.open() } catch {
+                    continuation.resume(returning: .done(.failure(error)))
+                    return
+                }
+            }   // small: in memory, the body file stays empty
             result = .success(done)
             progress?(done.bodySize, done.bodySize)
         }

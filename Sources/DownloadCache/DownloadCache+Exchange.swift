@@ -61,10 +61,11 @@ extension DownloadCache {
     /// full response → stored when storable (§3), streamed into the store without holding it in memory.
     func exchange(_ sent: CacheRequest, original: CacheRequest, stored: StoredCandidate?, options: RequestOptions,
                   reason: String) async -> Result<CachedResponse, DownloadError> {
-        let sink = BodySink(cache: self)
+        let sink: BodySink
+        do { sink = try BodySink(cache: self) } catch { return .failure(error) }
         let requestTime = configuration.now()
         let received: TransportResponse
-        switch await send(sent, to: sink.fileURL, options: options) {
+        switch await send(sent, to: sink.file, options: options) {
         case .success(let response):
             received = response
         case .failure(let error):
@@ -102,7 +103,7 @@ extension DownloadCache {
     }
 
     /// One transport exchange under its origin's concurrency limit (`maxConcurrentDownloads`), reporting progress.
-    func send(_ request: CacheRequest, to file: URL, options: RequestOptions) async -> Result<TransportResponse, TransportError> {
+    func send(_ request: CacheRequest, to file: ResponseBodyFile, options: RequestOptions) async -> Result<TransportResponse, TransportError> {
         let limiter = limiters.limiter(for: request.url)
         guard await limiter.acquire() else { return .failure(.cancelled) }
         defer { limiter.release() }

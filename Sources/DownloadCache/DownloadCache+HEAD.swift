@@ -8,10 +8,10 @@ extension DownloadCache {
     /// responses whose validators and length it confirms, and removes those it contradicts.
     func headRequest(_ request: CacheRequest, options: RequestOptions) async throws(DownloadError) -> CachedResponse {
         if options.readsCache, let hit = headFromStoredGET(request, options: options) { return hit }
-        let sink = BodySink(cache: self)
+        let sink = try BodySink(cache: self)
         defer { sink.discard() }
         let requestTime = configuration.now()
-        let received = try await send(request, to: sink.fileURL, options: options).mapError { DownloadError($0) }.get()
+        let received = try await send(request, to: sink.file, options: options).mapError { DownloadError($0) }.get()
         let responseTime = configuration.now()
         let head = CacheResponse(status: received.status, headers: received.headers)
         if received.status == 200 {

@@ -78,7 +78,7 @@ extension DownloadCache {
     }
 
     /// The bytes of `range` from `response`'s body: in memory up to `Configuration.inMemoryBodyLimit`, else in a
-    /// new file the caller owns (in the store's `tmp/`, or the private temporary directory).
+    /// new file the caller owns (``BodySink``: in the store's `tmp/`, or the private temporary directory).
     /// - Throws: `DownloadError.storage` when the body cannot be read or the slice cannot be written.
     func sliceBody(_ response: CachedResponse, range: ByteRange) throws(DownloadError) -> ResponseBody {
         if case .data(let data) = response.body {
@@ -90,21 +90,24 @@ extension DownloadCache {
             if range.count <= Int64(configuration.inMemoryBodyLimit) {
                 return .data(try reader.read(from: range.first, count: Int(range.count)))
             }
-            guard let directory = directoryForNewBody() else {
-                throw DownloadError(.storage, "no directory for the range's body")
-            }
-            let url = directory.appendingPathComponent("range-\(UUID().uuidString)")
-            guard FileManager.default.createFile(atPath: url.path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
-                throw DownloadError(.storage, "cannot create \(url.path)")
-            }
-            let output = try FileHandle(forWritingTo: url)
-            defer { try? output.close() }
+            // A new body file like a download's (BodySink: owner-only, created by the store without following
+            // a link), kept for the caller.
+            let sink = try BodySink(cache: self)
             var offset = range.first
-            while offset <= range.last {
-                let chunk = try reader.read(from: offset, count: Int(min(1 << 20, range.last - offset + 1)))
-                if chunk.isEmpty { throw DownloadError(.storage, "the body ended before byte \(range.last)") }
-                try output.write(contentsOf: chunk)
-                offset += Int64(chunk.count)
+            do {
+                while offset <= range.last {
+                    let chunk = try reader.read(from: offset, count: Int(min(1 << 20, range.last - offset + 1)))
+                    if chunk.isEmpty { throw DownloadError(.storage, "the body ended before byte \(range.last)") }
+                    try sink.file.write(chunk)
+                    offset += Int64(chunk.count)
+                }
+            } catch {
+                sink.discard()
+                throw error
+            }
+            guard let url = sink.keep() else {
+                sink.discard()
+                throw DownloadError(.storage, "the range's body file could not be kept")
             }
             return .file(url)
         } catch let error as DownloadError {

@@ -6,11 +6,11 @@ extension DownloadCache {
     /// Unsafe methods (RFC 9111 §4.4): sent to the origin, never cached; a non-error answer invalidates the
     /// stored responses for the target URI and for same-origin Location / Content-Location.
     func unsafeRequest(_ request: CacheRequest, options: RequestOptions) async throws(DownloadError) -> CachedResponse {
-        let sink = BodySink(cache: self)
+        let sink = try BodySink(cache: self)
         let requestTime = configuration.now()
         let received: TransportResponse
         do {
-            received = try await send(request, to: sink.fileURL, options: options).mapError { DownloadError($0) }.get()
+            received = try await send(request, to: sink.file, options: options).mapError { DownloadError($0) }.get()
         } catch {
             sink.discard()
             throw error

@@ -98,13 +98,6 @@ public final class DownloadCache: Sendable {
     /// - Returns: what was checked and every problem found.
     public func verify(repair: Bool) -> VerificationReport { store.verify(repair: repair) }
 
-    /// The directory a new body is streamed into: the store's `tmp/` while it is usable, else the private
-    /// directory (nil when even that cannot be made).
-    func directoryForNewBody() -> URL? {
-        if let storeDownloadsDirectory, cs_access(storeDownloadsDirectory.path, 1) == 0 { return storeDownloadsDirectory }
-        return privateDownloads.url()
-    }
-
     /// The transport used when the configuration names none: on Linux the libcurl ``CurlTransport`` (exact
     /// header fields, no gzip trap, back-pressured streaming, ≈2× less client CPU per request than
     /// FoundationNetworking's URLSession), elsewhere ``URLSessionTransport``.

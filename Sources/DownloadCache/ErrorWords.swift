@@ -38,7 +38,7 @@ package enum ErrorWords {
     }
 
     /// The system's message for the error number `code` (`Is a directory` for `EISDIR`).
-    private static func systemMessage(_ code: Int) -> String {
+    static func systemMessage(_ code: Int) -> String {
         var buffer = [CChar](repeating: 0, count: 256)
         cs_error_message(Int32(truncatingIfNeeded: code), &buffer, buffer.count)
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)

@@ -205,20 +205,31 @@ extension TransportError {
 /// the request fields ``MessageFraming/requestProblem(method:url:headers:)`` names, refuses a response head
 /// ``MessageFraming`` finds mis-framed or unsolicited, and applies the request's ``StallRule``.
 public protocol HTTPTransport: Sendable {
-    /// Sends `request` and writes the response body to `bodyFile` (created or truncated), or returns a
-    /// small body in ``TransportResponse/inMemoryBody`` instead (then the file need not exist).
+    /// Sends `request` and writes the response body to `bodyFile` (through its open descriptor, never by its
+    /// path), or returns a small body in ``TransportResponse/inMemoryBody`` instead (then nothing is written).
     ///
     /// - Parameters:
     ///   - request: what to send.
-    ///   - bodyFile: a file URL the body is streamed into; the caller owns it afterwards.
+    ///   - bodyFile: the open, owner-only file the body is streamed into (``ResponseBodyFile``); the caller
+    ///     owns it.
     ///   - progress: called with (bytes received so far, bytes expected or `nil` when unknown).
     /// - Returns: the response head and the number of body bytes written.
     /// - Throws: `TransportError` — `.connectionFailed`, `.timedOut`, `.stalled` (the request's stall rule),
     ///   `.cancelled` (task cancelled), `.truncated` / `.truncatedChunked` (body cut off), `.invalidRequest`
     ///   (a caller field refused by ``MessageFraming``, nothing sent), `.invalidResponse` (the origin broke the
     ///   framing rules of ``MessageFraming``; no body is returned), `.other`.
-    func send(_ request: TransportRequest, bodyFile: URL,
+    func send(_ request: TransportRequest, bodyFile: ResponseBodyFile,
               progress: (@Sendable (Int64, Int64?) -> Void)?) async throws(TransportError) -> TransportResponse
+}
+
+extension HTTPTransport {
+    /// ``send(_:bodyFile:progress:)`` into a file created at `url` (``ResponseBodyFile/init(creatingAt:)``:
+    /// mode 0600, never through a symbolic link, created only when the body is not returned in memory), for callers that name the body file by path (tests, tools).
+    /// - Throws: `TransportError`, as ``send(_:bodyFile:progress:)``; `.other` when the file cannot be created.
+    public func send(_ request: TransportRequest, bodyFile url: URL,
+                     progress: (@Sendable (Int64, Int64?) -> Void)?) async throws(TransportError) -> TransportResponse {
+        try await send(request, bodyFile: ResponseBodyFile(creatingAt: url), progress: progress)
+    }
 }
 
 /// Reason phrases for status codes (RFC 9110 §15), since URLSession does not expose the received one; also the

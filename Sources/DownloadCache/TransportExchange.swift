@@ -20,10 +20,10 @@ final class TransportExchange: Sendable {
     }
 
     let request: TransportRequest
-    let bodyFile: URL
+    let bodyFile: ResponseBodyFile
     private let state = Mutex(State())
 
-    init(request: TransportRequest, bodyFile: URL) {
+    init(request: TransportRequest, bodyFile: ResponseBodyFile) {
         self.request = request
         self.bodyFile = bodyFile
     }
@@ -68,7 +68,8 @@ final class TransportExchange: Sendable {
         state.withLock { body(&$0) }
     }
 
-    /// Moves the downloaded file onto `bodyFile` and classifies the outcome.
+    /// Copies the download task's file into `bodyFile` (owner-only, whatever mode URLSession gave its own
+    /// file), deletes URLSession's file and classifies the outcome.
     func finish(location: URL?, response: URLResponse?, error: Error?) -> Result<TransportResponse, TransportError> {
         let (expired, stalled, poller, task, progress) = state.withLock { state in
             state.finished = true
@@ -78,16 +79,9 @@ final class TransportExchange: Sendable {
         let http = (response ?? task?.response) as? HTTPURLResponse
         var received: Int64 = task?.countOfBytesReceived ?? 0
         if let location, error == nil {
-            if rename(location.path, bodyFile.path) != 0 {
-                do {
-                    try? FileManager.default.removeItem(at: bodyFile)
-                    try FileManager.default.copyItem(at: location, to: bodyFile)
-                    try? FileManager.default.removeItem(at: location)
-                } catch {
-                    return .failure(.other("cannot move the downloaded body to \(bodyFile.path): \(ErrorWords.describe(error))"))
-                }
-            }
-            received = Self.fileSize(bodyFile) ?? received
+            defer { try? FileManager.default.removeItem(at: location) }
+            do { try bodyFile.append(contentsOf: location) } catch { return .failure(error) }
+            received = bodyFile.size ?? received
         } else if let location {
             try? FileManager.default.removeItem(at: location)
         }
@@ -102,12 +96,6 @@ final class TransportExchange: Sendable {
         let result = Self.response(http, url: url, received: received, request: request)
         if case .success(let done) = result { progress?(done.bodySize, done.bodySize) }
         return result
-    }
-
-    private static func fileSize(_ url: URL) -> Int64? {
-        var info = stat()
-        guard stat(url.path, &info) == 0 else { return nil }
-        return Int64(info.st_size)
     }
 
     /// The header fields of `http` (sorted by name; URLSession joins repeated fields with ", ").

@@ -77,7 +77,7 @@ public final class URLSessionTransport: HTTPTransport, Sendable {
     /// Sends `request`, streaming the body into `bodyFile`; see ``HTTPTransport/send(_:bodyFile:progress:)``.
     /// - Throws: `TransportError` (`.connectionFailed`, `.timedOut`, `.stalled`, `.cancelled`, `.truncated`,
     ///   `.invalidRequest`, `.invalidResponse`, `.other`).
-    public func send(_ request: TransportRequest, bodyFile: URL,
+    public func send(_ request: TransportRequest, bodyFile: ResponseBodyFile,
                      progress: (@Sendable (Int64, Int64?) -> Void)?) async throws(TransportError) -> TransportResponse {
         #if !canImport(Darwin)
         if let host = request.url.host, host.contains(":") {
@@ -91,11 +91,6 @@ public final class URLSessionTransport: HTTPTransport, Sendable {
         #endif
         if let problem = MessageFraming.requestProblem(method: request.method, url: request.url, headers: request.headers) {
             throw TransportError.invalidRequest(problem)
-        }
-        // Owner-only (0600): the store may adopt this file as a stored body.
-        guard FileManager.default.createFile(atPath: bodyFile.path, contents: nil,
-                                             attributes: [.posixPermissions: 0o600]) else {
-            throw TransportError.other("cannot create body file \(bodyFile.path)")
         }
         var urlRequest = URLRequest(url: request.url)
         urlRequest.httpMethod = request.method
@@ -123,6 +118,7 @@ public final class URLSessionTransport: HTTPTransport, Sendable {
             case .done(let result): return try result.get()
             }
         }
+        try bodyFile.open()   // the download task's body is copied into it; it exists even for an empty body
         let exchange = TransportExchange(request: request, bodyFile: bodyFile)
         let result: Result<TransportResponse, TransportError> = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in

@@ -42,6 +42,32 @@ import Darwin
         #expect(mode(file.path) == 0o600)
     }
 
+    /// A POST answer goes through URLSession's download task, whose own temporary file has the umask's mode: the
+    /// body file the caller gets is still owner-only (the task's file is copied into it, then deleted).
+    @Test(arguments: TransportKind.available)
+    func anUnsafeMethodsBodyFileIsOwnerOnly(kind: TransportKind) async throws {
+        let origin = try await HostileOrigin.start()
+        defer { origin.stop() }
+        try origin.script("/form", HostileOrigin.Response(raw: raw(Self.storedBody)))
+        let directory = temporaryFile()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var configuration = DownloadCache.Configuration(directory: directory)
+        configuration.log = { _ in }
+        configuration.transport = kind.make()
+        let cache = try DownloadCache(configuration: configuration)
+        let previous = umask(0o022)
+        defer { umask(previous) }
+        var request = CacheRequest(url: origin.url("/form"))
+        request.method = "POST"
+        let answered = try await cache.response(for: request, options: RequestOptions(body: Data("x=1".utf8)))
+        guard case .file(let file) = answered.body else {
+            Issue.record("a 12 MB answer is handed over as a file")
+            return
+        }
+        #expect(mode(file.path) == 0o600)
+        #expect(try Data(contentsOf: file) == Self.storedBody)
+    }
+
     @Test func aStoredLargeBodyIsOwnerOnly() async throws {
         let origin = try await HostileOrigin.start()
         defer { origin.stop() }

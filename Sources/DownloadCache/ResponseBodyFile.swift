@@ -1,0 +1,106 @@
+import CacheSystem
+import Foundation
+import Synchronization
+
+/// An open, owner-only file one response body is streamed into: what ``HTTPTransport/send(_:bodyFile:progress:)``
+/// writes to. The transport writes through the open descriptor and never opens the file by its path, so a
+/// directory swapped for a symbolic link after the file was created cannot redirect the body anywhere else.
+///
+/// The cache creates its body files inside the store's open `tmp/` directory (relative to its descriptor);
+/// ``init(creatingAt:)`` names one by path (tests, tools). Thread-safe; one writer at a time.
+public final class ResponseBodyFile: Sendable {
+    /// Where the file is, for messages; the transport does not open it.
+    public let url: URL
+    /// The open descriptor (write access), -1 until a file named by path is created.
+    private let fd: Mutex<Int32>
+    private let ownsDescriptor: Bool
+
+    /// Wraps an open descriptor created by the cache; `ownsDescriptor` closes it with this value.
+    init(url: URL, descriptor: Int32, ownsDescriptor: Bool) {
+        self.url = url
+        self.fd = Mutex(descriptor)
+        self.ownsDescriptor = ownsDescriptor
+    }
+
+    /// A body file at `url`, created (or emptied, when a regular file is there) on the first write or
+    /// ``open()`` — mode 0600 for a new file, never through a symbolic link at its name — so a body the
+    /// transport returns in memory creates no file.
+    public convenience init(creatingAt url: URL) {
+        self.init(url: url, descriptor: -1, ownsDescriptor: true)
+    }
+
+    deinit {
+        let descriptor = fd.withLock { $0 }
+        if ownsDescriptor, descriptor >= 0 { _ = cs_close(descriptor) }
+    }
+
+    /// The open descriptor, creating the file first when it is named by path and not yet created.
+    /// - Throws: ``TransportError/other(_:)`` naming the path and the system's reason.
+    @discardableResult
+    public func open() throws(TransportError) -> Int32 {
+        try fd.withLock { (fd: inout Int32) throws(TransportError) -> Int32 in
+            if fd >= 0 { return fd }
+            let opened = cs_open_file(url.path, CS_OPEN_WRITE, CS_OPEN_CREATE, 0o600)
+            guard opened >= 0 else {
+                throw TransportError.other("cannot create body file \(url.path): \(ErrorWords.systemMessage(Int(cs_errno())))")
+            }
+            if cs_truncate(opened, 0) != 0 {
+                let reason = ErrorWords.systemMessage(Int(cs_errno()))
+                _ = cs_close(opened)
+                throw TransportError.other("cannot empty body file \(url.path): \(reason)")
+            }
+            fd = opened
+            return opened
+        }
+    }
+
+    /// Appends `bytes` (all of them, retrying short writes).
+    /// - Throws: ``TransportError/other(_:)`` with the system's reason (e.g. no space left on the device).
+    public func write(_ bytes: UnsafeRawBufferPointer) throws(TransportError) {
+        let descriptor = try open()
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return }
+        if cs_write_all(descriptor, base, bytes.count) != 0 {
+            throw TransportError.other("cannot write body file \(url.path): \(ErrorWords.systemMessage(Int(cs_errno())))")
+        }
+    }
+
+    /// Appends `data`.
+    /// - Throws: ``TransportError/other(_:)`` with the system's reason.
+    public func write(_ data: Data) throws(TransportError) {
+        var failure: TransportError?
+        data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) in
+            do throws(TransportError) { try write(raw) } catch { failure = error }
+        }
+        if let failure { throw failure }
+    }
+
+    /// Appends the whole content of the file at `source` (read in 1 MiB chunks), e.g. a download task's
+    /// temporary file, so the body ends up in this owner-only file whatever the source's mode.
+    /// - Throws: ``TransportError/other(_:)`` when `source` cannot be read or the copy cannot be written.
+    public func append(contentsOf source: URL) throws(TransportError) {
+        let input = cs_open_file(source.path, CS_OPEN_READ, CS_OPEN_EXISTING, 0)
+        guard input >= 0 else {
+            throw TransportError.other("cannot read \(source.path): \(ErrorWords.systemMessage(Int(cs_errno())))")
+        }
+        defer { _ = cs_close(input) }
+        let chunk = 1 << 20
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 16)
+        defer { buffer.deallocate() }
+        while true {
+            guard let base = buffer.baseAddress else { return }
+            let count = cs_read(input, base, chunk)
+            if count < 0 {
+                throw TransportError.other("cannot read \(source.path): \(ErrorWords.systemMessage(Int(cs_errno())))")
+            }
+            if count == 0 { return }
+            try write(UnsafeRawBufferPointer(start: base, count: Int(count)))
+        }
+    }
+
+    /// The file's size in bytes (from the open descriptor); `nil` before the file exists or when it cannot be read.
+    public var size: Int64? {
+        let descriptor = fd.withLock { $0 }
+        var info = cs_file_info()
+        return descriptor >= 0 && cs_stat_fd(descriptor, &info) == 0 ? info.size : nil
+    }
+}
