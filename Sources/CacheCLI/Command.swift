@@ -48,7 +48,7 @@ package enum CommonOptions {
         help: "Namespace (one store per name) inside the cache root (default: default).")
     /// `--json`: machine-readable output.
     package static let json = OptionSpec("json", help: "Print one JSON value on stdout instead of text.")
-    /// The cache-location options plus `--json`.
+    /// The cache-location options (`--cache-dir`, `--namespace`); commands with JSON output add ``json`` themselves.
     package static let location: [OptionSpec] = [cacheDir, namespace]
     /// `-h, --help`, accepted by every command.
     package static let help = OptionSpec("help", short: "h", help: "Show help information.")

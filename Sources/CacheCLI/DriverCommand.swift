@@ -125,7 +125,7 @@ package enum DriverCommand: Command {
         await session.serve(DriverLineReader.lines(fd: 0, limit: limit), limit: limit)
         session.removeBodyFiles()
         // Background revalidations (stale-while-revalidate) started by the answers finish and are stored before
-        // the store closes and the process exits (QA round 2, bug 1).
+        // the store closes and the process exits (a refresh cut off by the exit would be lost).
         await cache.close()
         return 0
     }

@@ -14,7 +14,8 @@ enum ResponseDescription {
         }
     }
 
-    /// One line for `-v`, e.g. `HIT fresh age=3s 1234 bytes status=200; fresh: age 3s < lifetime 60s`.
+    /// One line for `-v`, e.g. `HIT fresh age=3s 1234 bytes status=200; fresh: age 3 s, freshness lifetime 60 s
+    /// (max-age=60)`.
     static func summaryLine(_ response: CachedResponse) -> String {
         let state = response.isFresh ? "fresh" : "stale"
         return "\(label(response.source)) \(state) age=\(Formatting.age(response.age)) \(response.bodySize) bytes "

@@ -3,7 +3,7 @@ import CacheSystem
 
 extension CacheStore {
     /// The blob file holding `key`'s body, checked against the index first, for callers that serve the file by path
-    /// (DESIGN: a body that does not match its entry is never served).
+    /// (a body that does not match its entry is never served).
     ///
     /// The size is checked on every call (one `fstat`); the crc32 is streamed from the file in 1 MiB chunks (never
     /// whole in memory) only when this process has not verified this version of the file yet — the same

@@ -314,8 +314,9 @@ public final class CacheStore: Sendable {
 
     /// The blob file holding `key`'s body, or nil when the body is stored inline or the entry is absent.
     /// The file is immutable; its checksum is not re-verified here (``verifiedBodyFileURL(for:matching:)`` does).
-    /// Refreshes the last-access time.
-    public func bodyFileURL(for key: StoreKey) -> URL? {
+    /// - Parameter refreshingAccessTime: whether the call counts as a use of the entry (its last-access time, and
+    ///   so its LRU position, is refreshed); inspection passes false.
+    public func bodyFileURL(for key: StoreKey, refreshingAccessTime: Bool = true) -> URL? {
         let now = configuration.currentTime()
         defer { flushAccountingIfDue(now: now) }
         let generationNow = generation.isShared ? generation.current : nil
@@ -323,7 +324,7 @@ public final class CacheStore: Sendable {
             return try withIndex { (index: StoreIndex) throws(CacheStoreError) -> URL? in
                 guard let row = try index.row(for: key, withBody: false, generation: generationNow),
                       let blob = row.blobID else { return nil }
-                if !isReadOnly { index.pendingTouches[key] = now.timeIntervalSince1970 }
+                if refreshingAccessTime && !isReadOnly { index.pendingTouches[key] = now.timeIntervalSince1970 }
                 return URL(fileURLWithPath: files.blobPath(blob))
             }
         } catch {

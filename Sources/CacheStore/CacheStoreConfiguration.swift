@@ -17,7 +17,7 @@ extension CacheStore {
         case powerLoss
     }
 
-    /// Where a store lives and the limits it enforces. Defaults follow the seeds (one week of age, 1 GiB disk).
+    /// Where a store lives and the limits it enforces. Defaults: one week of age, 1 GiB of disk.
     public struct Configuration: Sendable {
         /// The cache root; the store lives in `<directory>/<namespace>/`.
         public var directory: URL

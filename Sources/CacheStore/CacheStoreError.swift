@@ -4,8 +4,10 @@ import CSQLite
 
 /// A storage failure reported by `CacheStore`: a code to switch on plus a human-readable detail.
 ///
-/// Every disk, index or argument problem surfaces as one of these (never a crash). Reads never throw: a read that
-/// fails is reported as a miss and counted, see `CacheStoreStatistics`.
+/// Every disk, index or argument problem surfaces as one of these (never a crash). Lookups never throw: a lookup
+/// (`entry(for:)`, `verifiedBodyFileURL(for:matching:)`, ...) that cannot read an entry drops it and reports a miss,
+/// counted in `CacheStoreStatistics`. Only reading a body already opened (`OpenedBody.read(from:upToCount:)`)
+/// throws, when its file fails.
 public struct CacheStoreError: Error, Sendable, CustomStringConvertible, Equatable {
     /// What kind of failure happened. A struct with static members rather than an enum, so kinds can be added
     /// without breaking a caller's `switch` (which needs a `default`); compare with `==` or match with `case`.

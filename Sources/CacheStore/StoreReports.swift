@@ -11,17 +11,19 @@ import Synchronization
 /// transactions, at most every 30 seconds on a disk read, and in `close()` (also run by `deinit` and at `exit()`),
 /// so the totals include this instance's counts at once and other live processes' counts up to their last
 /// flush; a process that is killed loses its unflushed counts. `sinceOpen` has this instance's counts alone.
-/// Only `entry(for:)` counts hits and misses.
+/// Hits and misses are counted by `entry(for:)` (memory and disk tier), by `verifiedBodyFileURL(for:matching:)` and
+/// `openVerifiedBody(for:matching:)` (disk tier), and by `recordLookup(hit:)` for a lookup a caller resolved
+/// itself; `peekEntry(for:)`, `variants(forPrimaryKey:)` and `bodyFileURL(for:)` count nothing.
 public struct CacheStoreStatistics: Sendable, Equatable {
-    /// Hit and miss counts of `entry(for:)`, by tier.
+    /// Hit and miss counts of lookups (see above), by tier.
     public struct Counters: Sendable, Equatable {
         /// `entry(for:)` calls answered from the memory tier.
         public var memoryHits: Int
         /// `entry(for:)` calls the memory tier could not answer (they went to disk).
         public var memoryMisses: Int
-        /// `entry(for:)` calls answered from the disk tier.
+        /// Lookups answered from the disk tier.
         public var diskHits: Int
-        /// `entry(for:)` calls that found nothing usable on disk (absent, unreadable or failed checksum).
+        /// Lookups that found nothing usable on disk (absent, unreadable or failed checksum).
         public var diskMisses: Int
 
         /// Creates a set of counts (all zero by default).

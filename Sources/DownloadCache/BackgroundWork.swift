@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 
 /// The cache's background tasks (stale-while-revalidate refreshes), tracked so a caller can await them before
-/// closing the store or exiting (QA round 2, bug 1: a refresh cut by the process exit is lost).
+/// closing the store or exiting (a refresh still running when the process exits would be lost).
 final class BackgroundWork: Sendable {
     private struct State {
         var next: UInt64 = 0

@@ -1,8 +1,9 @@
 import Foundation
 
-/// What observers of `DownloadCache.events` are told — the seeds' delegate callbacks.
+/// What observers of `DownloadCache.events` are told (the calls a download delegate would get).
 public enum CacheEvent: Sendable {
-    /// A call finished: `url` is the requested URL; `isCachedData` is the seeds' flag (`source != .network`).
+    /// A call finished: `url` is the requested URL; `isCachedData` is `source != .network` (the body came from
+    /// the store, revalidated or not).
     case succeeded(url: URL, source: ResponseSource, isCachedData: Bool)
     /// A call failed with `error`.
     case failed(url: URL, error: DownloadError)

@@ -1,7 +1,7 @@
 import Foundation
 import HTTPCacheSemantics
 
-/// Where a response came from — the seeds' `isCachedData` / ASI's `didUseCachedResponse`, refined.
+/// Where a response came from: a finer answer than a cached-or-not flag (ASI's `didUseCachedResponse`).
 public enum ResponseSource: String, Sendable, Codable, CaseIterable {
     /// Downloaded from the origin (full response).
     case network
@@ -50,7 +50,8 @@ public struct CachedResponse: Sendable {
     /// response as just received (`Age: 100` with `max-age=60` is not fresh); an unqualified `no-cache`
     /// (§5.2.2.4) response is never fresh.
     public var isFresh: Bool
-    /// The cache decision's reason in words (e.g. "fresh: age 3 s < lifetime 60 s").
+    /// The cache decision's reason in words, from `RFC9111.evaluate` (e.g. "fresh: age 3 s, freshness lifetime
+    /// 60 s (max-age=60)").
     public var reason: String
     /// The store's blob file holding the body, when the body is stored file-backed; else `nil`.
     public var storedBodyURL: URL?

@@ -63,7 +63,7 @@ extension DownloadCache {
         /// Seconds a store write (storing a response, freshening, pinning ...) waits while another process holds
         /// the index locked before giving up; a download whose response is in hand then returns it unstored (the
         /// failure is logged). Reads never wait for a writer (SQLite WAL). Default 2 — far below the store's own
-        /// default of 10, so a busy cache costs a call at most this much (QA round 2, bug 3).
+        /// default of 10, so another process holding the index locked costs a call at most this much.
         public var storeBusyTimeout: TimeInterval = 2
         /// The shared tier beside the local store (e.g. `try .redis("redis://cache.internal:6379/0")`): asked on a
         /// local miss, written through on stores and freshenings, invalidated by unsafe methods, and the place of

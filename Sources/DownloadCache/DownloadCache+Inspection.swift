@@ -72,7 +72,8 @@ extension DownloadCache {
         }
     }
 
-    /// Describes one index row, or nil when its metadata is not DownloadCache metadata.
+    /// Describes one index row, or nil when its metadata is not DownloadCache metadata. Does not touch the entry's
+    /// last-access time (LRU order).
     public func describe(_ info: EntryInfo, now: Date) -> CacheEntryDescription? {
         guard let meta = StoredEntryMetadata.decode(info.metadata) else { return nil }
         let options = EvaluationOptions(mode: configuration.mode)
@@ -87,7 +88,7 @@ extension DownloadCache {
             freshnessLifetime: RFC9111.freshnessLifetime(stored, options: options),
             isFresh: RFC9111.isFresh(stored, now: now, options: options),
             isPinned: info.isPinned, storageClass: info.storageClass, reason: decision.reason, stored: stored,
-            bodyFileURL: store.bodyFileURL(for: info.key), createdAt: info.createdAt, lastAccessedAt: info.lastAccessedAt)
+            bodyFileURL: store.bodyFileURL(for: info.key, refreshingAccessTime: false), createdAt: info.createdAt, lastAccessedAt: info.lastAccessedAt)
     }
 
     /// The blob file of the stored response that matches `request` (RFC 9111 §4.1, Vary honoured), or nil when

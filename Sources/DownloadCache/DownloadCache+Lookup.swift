@@ -74,8 +74,8 @@ extension DownloadCache {
             body = .data(entry.body)
             blobURL = nil
         } else {
-            // The store checks size and crc32 (DESIGN: a body that does not match its index entry is never
-            // served; a damaged entry is removed and it is a miss). An entry replaced concurrently since the
+            // The store checks size and crc32: a body that does not match its index entry is never served (a
+            // damaged entry is removed and it is a miss). An entry replaced concurrently since the
             // lookup no longer matches the candidate: a miss, but not damage (nothing is removed).
             // Held open, so an eviction, replacement or purge racing the caller's read cannot take the bytes away.
             guard let file = store.openVerifiedBody(for: candidate.key, matching: candidate.info) else { return nil }

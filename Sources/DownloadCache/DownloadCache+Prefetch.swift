@@ -3,7 +3,7 @@ import HTTPCacheSemantics
 import Synchronization
 
 extension DownloadCache {
-    /// Pre-caching (the seeds' "article downloaded for the subway"): fetches `urls` ahead of time.
+    /// Pre-caching (e.g. articles downloaded before going offline): fetches `urls` ahead of time.
     ///
     /// Already-fresh entries cost no download. At most `concurrency` calls run at once (default:
     /// `maxConcurrentDownloads`); identical URLs are coalesced. A non-2xx answer counts as a failure: in the

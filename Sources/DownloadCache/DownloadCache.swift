@@ -5,8 +5,8 @@ import Synchronization
 @_exported import HTTPCacheSemantics
 @_exported import SharedTier
 
-/// A local, persistent, RFC 9111-correct HTTP cache in front of an ``HTTPTransport`` — the seeds'
-/// `CachedDownloadManager`, ASIDownloadCache's policies and an NSURLCache-style memory tier, done properly.
+/// A local, persistent, RFC 9111-correct HTTP cache in front of an ``HTTPTransport``: a download manager with
+/// ASIDownloadCache-style policies and an NSURLCache-style memory tier.
 ///
 /// - Decisions come from HTTPCacheSemantics (pure RFC 9111); bytes live in CacheStore (crash-safe).
 /// - Identical concurrent requests share one origin exchange (coalescing); at most
@@ -110,7 +110,8 @@ public final class DownloadCache: Sendable {
         #endif
     }
 
-    /// A new stream of every call's outcome from now on (the seeds' delegate); each call returns its own stream.
+    /// A new stream of every call's outcome from now on (what a delegate would be told); each call returns its
+    /// own stream.
     public var events: AsyncStream<CacheEvent> { eventHub.subscribe() }
 
     /// A stream of bytes received / expected for downloads of `url`; it finishes when the next download of

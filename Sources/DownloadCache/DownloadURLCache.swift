@@ -6,7 +6,7 @@ import CacheStore
 import HTTPCacheSemantics
 
 /// A `URLCache` subclass backed by DownloadCache's store and RFC 9111 semantics, for code that only knows
-/// `URLSession` — the way the seeds plug a custom NSURLCache in.
+/// `URLSession` (set it as the session configuration's `urlCache`, as one plugs in a custom NSURLCache).
 ///
 /// Platform notes:
 /// - Apple platforms: set it as `URLSessionConfiguration.urlCache` (or `URLCache.shared`). URLSession asks a

@@ -149,7 +149,10 @@ public enum TransportError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Any other failure (bad URL, TLS, unwritable body file ...), in words.
     case other(String)
 
-    /// Whether this failure means the origin was unreachable (connection failed, timed out, stalled or cut off).
+    /// Whether this is a network failure rather than a refusal: no connection (refused, host not resolved), no
+    /// progress (timed out, stalled), or the connection lost mid-body (truncated, also a body cut short by the
+    /// origin). False for cancellation, TLS, and requests or responses that broke HTTP's rules. The client does
+    /// not use it (its offline fallback follows the error code); it is for callers deciding whether to retry.
     public var isOriginUnreachable: Bool {
         switch self {
         case .connectionFailed, .nameNotResolved, .timedOut, .truncated, .truncatedChunked, .stalled: return true

@@ -55,7 +55,8 @@ public enum CachePolicy: Sendable, Hashable, CaseIterable, CustomStringConvertib
     public static let dontLoad = CachePolicy.returnCacheDontLoad
 }
 
-/// The caller's settings for one evaluation: cache mode, policy and the seeds' overrides.
+/// The caller's settings for one evaluation: cache mode, policy and the caller's overrides of the server's
+/// directives.
 ///
 /// Precedence of caller lifetimes: a stored ``StoredResponse/overrideExpiry`` (the persisted form, set when the
 /// response was stored with a lifetime) wins over ``lifetimeOverride``, which wins over the server's freshness.

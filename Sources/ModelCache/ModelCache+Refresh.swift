@@ -1,8 +1,8 @@
 import Foundation
 
 extension ModelCache {
-    /// Shows the cached value at once, then refreshes it with `fetch` when it is stale or missing: the seeds'
-    /// "load from cache, then update from the server" pattern in one call.
+    /// Shows the cached value at once, then refreshes it with `fetch` when it is stale or missing: the usual
+    /// "load from cache, then update from the server" pattern of an app screen, in one call.
     ///
     /// The stream yields, in order:
     /// 1. the cached value (`source == .cache`, with `age` and `isStale`), at once, if one is usable (read and

@@ -2,7 +2,7 @@ import CacheStore
 import Foundation
 import Synchronization
 
-/// A persistent cache of `Codable` model values under string keys: the seeds' `AppCache`, on `CacheStore`.
+/// A persistent cache of `Codable` model values under string keys (an app's model cache), on `CacheStore`.
 ///
 /// Values are encoded (JSON by default), stored with a small metadata record (type name, model version,
 /// cache version, save time) in one `CacheStore` entry per key, and kept decoded in an LRU memory tier so

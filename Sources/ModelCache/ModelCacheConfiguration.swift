@@ -14,7 +14,7 @@ extension ModelCache {
     /// Settings of a `ModelCache`; every field has a default, so only `directory` must be given.
     ///
     /// The store lives in `<directory>/<namespace>/` for `user == nil`, otherwise in a per-user namespace
-    /// derived from `namespace` and `user` (the seeds' per-user sub-directory).
+    /// derived from `namespace` and `user`, so users of one app never see each other's values.
     public struct Configuration: Sendable {
         /// Cache root directory; created if missing.
         public var directory: URL

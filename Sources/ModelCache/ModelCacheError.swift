@@ -105,7 +105,7 @@ public struct ModelCacheError: Error, Sendable, CustomStringConvertible {
 
 /// Why a stored value was dropped and reported as a miss instead of being returned.
 ///
-/// Implements the seeds' "after an app update old archives cannot be restored": a value written by another
+/// After an app update, values archived by the old version may no longer be readable: a value written by another
 /// cache version or type version, or one that no longer decodes, is removed from the cache — never a crash,
 /// never a wrong value.
 public enum ModelDiscardReason: Sendable, Equatable, CustomStringConvertible {

@@ -37,8 +37,7 @@ public struct CachedModel<Value: Sendable>: Sendable {
     public var savedAt: Date
     /// Seconds between `savedAt` and the lookup (never negative).
     public var age: TimeInterval
-    /// True when `age` is greater than the staleness threshold in force for the lookup
-    /// (the seeds' "staleness level > THRESHOLD").
+    /// True when `age` is greater than the staleness threshold in force for the lookup.
     public var isStale: Bool
 
     /// Creates a cached model; `age` is in seconds.
@@ -106,7 +105,7 @@ public struct ModelUpdate<Value: Sendable>: Sendable {
 
 /// When `ModelCache.values(forKey:as:fetch:)` runs the caller's fetch.
 public enum RefreshPolicy: Sendable, Equatable {
-    /// Fetch only when nothing usable is cached or the cached value is stale (the seeds' pattern).
+    /// Fetch only when nothing usable is cached or the cached value is stale (the default).
     case ifStaleOrMissing
     /// Always fetch after yielding the cached value (pull-to-refresh).
     case always

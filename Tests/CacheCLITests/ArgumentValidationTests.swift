@@ -3,7 +3,7 @@ import Testing
 import CacheTestSupport
 @testable import CacheCLI
 
-/// Regressions from QA report 1: numbers, URL lists and URLs are validated at parse time (bugs 2, 3, 11).
+/// Numbers, URL lists and URLs are validated at parse time, with messages naming the bad value.
 @Suite(.serialized) struct ArgumentValidationTests {
     // Bug 2: out-of-range seconds crashed (SIGILL) later in a Double → Int conversion; now exit 64 naming the value.
     @Test("seconds options are bounded at parse time", arguments: [

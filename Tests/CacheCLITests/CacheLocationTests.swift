@@ -15,7 +15,7 @@ import Testing
         (nil, ["DLCACHE_DIR": "", "XDG_CACHE_HOME": "/x", "HOME": "/h"], "/x/dlcache"),
         (nil, ["XDG_CACHE_HOME": "", "HOME": "/h"], "/h/.cache/dlcache"),
         (nil, ["HOME": "/h", "DLCACHE_DIR": "~/c"], "/h/c"),
-        // XDG Base Directory spec: a relative XDG_CACHE_HOME is invalid and ignored (QA report 1).
+        // XDG Base Directory spec: a relative XDG_CACHE_HOME is invalid and ignored.
         (nil, ["XDG_CACHE_HOME": "relative/cache", "HOME": "/h"], "/h/.cache/dlcache"),
         (nil, ["XDG_CACHE_HOME": "~/cache", "HOME": "/h"], "/h/.cache/dlcache"),
     ] as [(String?, [String: String], String)])

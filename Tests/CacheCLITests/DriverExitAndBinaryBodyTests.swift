@@ -4,9 +4,9 @@ import CacheTestSupport
 import CacheCLI
 import DownloadCache
 
-/// `dlcache driver` regressions of QA round 2: binary bodies (bug 5) and background revalidations at exit (bug 1).
+/// `dlcache driver`: binary bodies keep their exact bytes, and background revalidations finish before it exits.
 @Suite(.serialized) struct DriverExitAndBinaryBodyTests {
-    /// QA2 bug 5: a body that is not valid UTF-8 keeps `body` (lossy text) and adds `bodyBase64` with the exact
+    /// A body that is not valid UTF-8 keeps `body` (lossy text) and adds `bodyBase64` with the exact
     /// bytes; a UTF-8 body has no `bodyBase64`.
     @Test func binaryBodyCarriesExactBytesInBase64() async throws {
         try await withDriver { h in
@@ -25,7 +25,7 @@ import DownloadCache
         }
     }
 
-    /// QA2 bug 1 through the real binary: the driver serves a stale (stale-while-revalidate) answer, stdin closes,
+    /// Through the real binary: the driver serves a stale (stale-while-revalidate) answer, stdin closes,
     /// and the slow background refresh is finished and stored before the process exits.
     @Test(.enabled(if: DriverProcess.binaryURL != nil, "dlcache binary not built next to the tests"))
     func driverFinishesBackgroundRevalidationBeforeExiting() async throws {

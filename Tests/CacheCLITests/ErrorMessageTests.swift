@@ -6,7 +6,7 @@ import DownloadCache
 import CacheStore
 @testable import CacheCLI
 
-/// Regressions from QA report 1: prefetch progress (bug 15) and the CLI's rough edges.
+/// Messages and output of the CLI: prefetch progress, errors in words, no cache created by inspection, `-o -`.
 @Suite(.serialized) struct ErrorMessageTests {
     // Bug 15: one large URL showed nothing until it completed; now the bar shows bytes while it downloads.
     @Test func oneLargeURLShowsBytesBeforeItFinishes() async throws {

@@ -64,7 +64,7 @@ import CacheTestSupport
     }
 
     /// A normal exit is a clean shutdown: every opened cache is closed before `exit`, so no live-session marker is
-    /// left in `sessions/` and the next open runs no unclean-shutdown recovery (QA: 3 of 10 runs against a slow
+    /// left in `sessions/` and the next open runs no unclean-shutdown recovery (checked over several runs against a slow
     /// origin used to leave the marker). Each run also sees the previous run's stored response.
     @Test(.enabled(if: binary != nil, "dlcache is not built next to the test bundle"))
     func normalExitLeavesNoSessionMarker() async throws {

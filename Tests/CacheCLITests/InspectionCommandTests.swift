@@ -50,7 +50,7 @@ import HTTPCacheSemantics
     @Test func namespacesAreSeparate() async throws {
         let (origin, cli, _, _) = try await Self.seeded()
         defer { origin.stop(); cli.cleanUp() }
-        // A namespace nothing was written to is not created by `ls` (QA report 1): exit 1, named.
+        // A namespace nothing was written to is not created by `ls`: exit 1, named.
         let other = await cli.run(["ls", "--json", "--namespace", "other"])
         #expect(other.code == 1)
         #expect(other.err == "Error: no cache at \(cli.directory.path) (namespace 'other')\n")

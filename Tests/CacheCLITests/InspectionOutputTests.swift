@@ -5,7 +5,7 @@ import DownloadCache
 import HTTPCacheSemantics
 @testable import CacheCLI
 
-/// Regressions from QA report 2: decimal-only numbers, singular counts, the stale-copy hint, lifetime
+/// Command output: decimal-only numbers, singular counts, the stale-copy hint, lifetime
 /// statistics labels, and Vary variants in `ls`.
 @Suite(.serialized) struct InspectionOutputTests {
     @Test("numeric options accept plain decimal numbers only", arguments: [
@@ -134,7 +134,7 @@ import HTTPCacheSemantics
     }
 }
 
-/// QA report 2, minor: reasons name policies by their `--policy` name, never by a Swift case or alias name.
+/// Reasons name policies by their `--policy` name, never by a Swift case or alias name.
 @Suite struct PolicyWordingTests {
     @Test("reasons use the policy's name", arguments: [
         (CachePolicy.dontLoad, "no stored response; policy return-cache-dont-load forbids the network"),

@@ -118,7 +118,7 @@ import Testing
         #expect(store.statistics.diskBytes == bytesOnDisk(store))
     }
 
-    /// QA bug 14: an orphan younger than 60 s was left alone with "repaired 0" and no reason. With no other store
+    /// An orphan younger than 60 s is not left alone with "repaired 0" and no reason. With no other store
     /// open it cannot belong to anyone's uncommitted write, so repair removes it.
     @Test func aYoungOrphanIsRemovedWhenNoOtherStoreHasTheNamespaceOpen() throws {
         let dir = TemporaryDirectory()
@@ -159,7 +159,7 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: orphan.path))
     }
 
-    /// QA bug 14: a directory in blobs/ was counted as repaired but never removed, so verify failed forever.
+    /// A directory in blobs/ is removed when counted as repaired (else verify would fail forever).
     @Test func aDirectoryInTheBlobDirectoryIsRemoved() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }

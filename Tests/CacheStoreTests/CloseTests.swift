@@ -84,9 +84,9 @@ import Testing
         #expect(reopened.info(for: key)?.lastAccessedAt == clock.now)
     }
 
-    /// QA bug 13: a process that ends with `exit()` while something (a background task, a closure) still holds
-    /// its store used to leave its session marker, and the next open logged "recovery after an unclean shutdown".
-    /// The `exit()` handler now closes stores still open.
+    /// A process that ends with `exit()` while something (a background task, a closure) still holds its store
+    /// leaves no session marker: the `exit()` handler closes stores still open, so the next open runs no
+    /// "recovery after an unclean shutdown".
     @Test(.enabled(if: childWriterBinary != nil, "dlcache-bench is not built next to the tests: run `swift build` first"))
     func anExitWhileAThreadHoldsTheStoreIsACleanShutdown() throws {
         let binary = try #require(childWriterBinary)

@@ -5,7 +5,7 @@ import Testing
 /// `setpriv` exists and this process is root, so a child can run as uid/gid 65534 (nobody).
 let canRunAsNobody: Bool = getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
 
-/// QA bug 9: a cache that may be read but not written (chmod -R a-w, a read-only mount, another user's cache)
+/// A cache that may be read but not written (chmod -R a-w, a read-only mount, another user's cache)
 /// opens read-only: reads hit, writes throw `.permissionDenied`, nothing is created or changed.
 ///
 /// Root ignores permission bits, so these tests make read-only real in three ways: the `readOnly` flag (same code
@@ -128,7 +128,7 @@ let canRunAsNobody: Bool = getuid() == 0 && FileManager.default.isExecutableFile
         expectWritesRefused(store)
     }
 
-    /// The QA recipe: root writes the cache and makes it read-only (`chmod -R a-w`, plus `a+rX` so others may
+    /// The usual way to share a read-only cache: root writes the cache and makes it read-only (`chmod -R a-w`, plus `a+rX` so others may
     /// read it at all — a namespace is created owner-only), then an unprivileged user uses it.
     @Test(.enabled(if: canRunAsNobody && childWriterBinary != nil, "needs root, setpriv and dlcache-bench"))
     func anUnprivilegedUserReadsACacheRootMadeReadOnly() throws {

@@ -3,7 +3,7 @@ import DownloadCache
 import Foundation
 import Testing
 
-/// QA2 bug 3: another process holding the index locked (`BEGIN EXCLUSIVE`) never makes a call wait the store's
+/// Another process holding the index locked (`BEGIN EXCLUSIVE`) never makes a call wait the store's
 /// full busy timeout: the network response is returned, unstored, after `storeBusyTimeout` at most.
 @Suite(.serialized) struct BusyStoreTests {
     /// A `sqlite3` process holding an exclusive transaction on `path` until `release()`.

@@ -3,7 +3,9 @@ import DownloadCache
 import Foundation
 import Testing
 
-/// Regression tests for the client-side items of QA report 1 (build 3b2827e), each against the live origin.
+/// What the client sends and keeps, against the live origin: stored bodies checked against the index, one origin
+/// request per GET, request and response fields passed through as given, downloads in the store's tmp/, URL
+/// validation, per-origin limits, HEAD from a stored GET.
 @Suite struct MessageFidelityTests {
     /// How a stored blob gets damaged on disk.
     enum Damage: String, CaseIterable, Sendable {
@@ -25,7 +27,7 @@ import Testing
         }
     }
 
-    /// QA bug 1: a file-backed stored body (above `inMemoryBodyLimit`) whose size or crc32 no longer matches
+    /// A file-backed stored body (above `inMemoryBodyLimit`) whose size or crc32 no longer matches
     /// the index is never served: the entry is dropped and the body fetched again.
     @Test(arguments: Damage.allCases)
     func damagedBlobServedByFileIsRefetched(_ kind: Damage) async throws {
@@ -50,7 +52,7 @@ import Testing
         }
     }
 
-    /// QA bug 1, second process: damage after a verified hit in one instance is still caught by a new instance.
+    /// In a second process: damage after a verified hit in one instance is still caught by a new instance.
     @Test func damagedBlobIsCaughtByAnotherInstance() async throws {
         try await withHarness({ $0.inMemoryBodyLimit = 64 << 10 }) { h in
             let first = try await h.get("/size/300000")
@@ -63,7 +65,7 @@ import Testing
         }
     }
 
-    /// QA bug 10: a network response's `isFresh`/`age` describe the response as just received (§4.2, §4.2.3).
+    /// A network response's `isFresh`/`age` describe the response as just received (§4.2, §4.2.3).
     @Test(arguments: [
         ("max-age=60", "100", false, 100.0),
         ("max-age=600", "100", true, 100.0),
@@ -83,7 +85,7 @@ import Testing
         }
     }
 
-    /// QA bug 12: credentials in the URL never reach the stored metadata.
+    /// Credentials in the URL never reach the stored metadata.
     @Test func storedMetadataURLHasNoUserInfo() async throws {
         try await withHarness { h in
             var components = try #require(URLComponents(url: h.origin.url("/size/10"), resolvingAgainstBaseURL: false))
@@ -99,7 +101,7 @@ import Testing
         }
     }
 
-    /// QA bug 4: one origin request per GET, whatever the body size or framing, with both transports.
+    /// One origin request per GET, whatever the body size or framing, with both transports.
     @Test(arguments: [false, true])
     func largeOrUnannouncedBodiesAreRequestedOnce(_ urlSession: Bool) async throws {
         try await withHarness({ if urlSession { $0.transport = URLSessionTransport(timeout: 20) } }) { h in
@@ -114,7 +116,7 @@ import Testing
         }
     }
 
-    /// QA bug 8: bodies are downloaded into the store's `tmp/` (cleaned by the store's recovery), and a
+    /// Bodies are downloaded into the store's `tmp/` (cleaned by the store's recovery), and a
     /// truncated body's file is deleted at once.
     @Test(arguments: [false, true])
     func truncatedDownloadLeavesNoFile(_ urlSession: Bool) async throws {
@@ -135,7 +137,7 @@ import Testing
         }
     }
 
-    /// QA bug 8: a download cut short by a kill (its file left in the store's `tmp/`) is removed when the cache
+    /// A download cut short by a kill (its file left in the store's `tmp/`) is removed when the cache
     /// is next opened by a process alone.
     @Test func leftoverDownloadIsRemovedAtTheNextOpen() throws {
         let directory = FileManager.default.temporaryDirectory
@@ -156,7 +158,7 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: file.path))
     }
 
-    /// QA bug 5: a slow origin does not hold back requests to another origin (the limit counts per origin).
+    /// A slow origin does not hold back requests to another origin (the limit counts per origin).
     @Test func slowOriginDoesNotBlockAnotherOrigin() async throws {
         try await withHarness({ $0.maxConcurrentDownloads = 2 }) { h in
             let other = try await OriginServer.start()
@@ -190,7 +192,7 @@ import Testing
         }
     }
 
-    /// QA bug 6: request header fields go out as given (duplicates, order) with nothing added by the client.
+    /// Request header fields go out as given (duplicates, order) with nothing added by the client.
     @Test func requestHeadersArePassedThroughUnchanged() async throws {
         try await withHarness { h in
             let headers: HTTPHeaders = [("X-A", "1"), ("X-B", "b"), ("X-A", "2")]
@@ -203,7 +205,7 @@ import Testing
         }
     }
 
-    /// QA bug 6: response header fields keep order, duplicates and case, and the reason phrase is kept, from
+    /// Response header fields keep order, duplicates and case, and the reason phrase is kept, from
     /// the network and again from the store.
     @Test func responseHeadersAndReasonSurviveTheStore() async throws {
         try await withHarness { h in
@@ -222,7 +224,7 @@ import Testing
         }
     }
 
-    /// QA bug 7: a Latin-1 byte in a response header does not fail the fetch.
+    /// A Latin-1 byte in a response header does not fail the fetch.
     @Test func latin1ResponseHeaderDoesNotFailTheFetch() async throws {
         try await withHarness { h in
             try await h.origin.configure(path: "/latin", headers: [("X-Latin", "caf\u{E9}")], body: "ok")
@@ -232,7 +234,7 @@ import Testing
         }
     }
 
-    /// QA bug 11: a port outside 1...65535 is an invalid URL, reported before any connection attempt.
+    /// A port outside 1...65535 is an invalid URL, reported before any connection attempt.
     @Test(arguments: ["http://127.0.0.1:99999/x", "http://127.0.0.1:0/x", "http://[::1]:70000/x"])
     func outOfRangePortIsAnInvalidURL(_ text: String) async throws {
         try await withHarness { h in
@@ -246,7 +248,7 @@ import Testing
         }
     }
 
-    /// QA bug 11: an IPv6 literal URL is a valid URL: an unreachable one fails as a connection failure, not
+    /// An IPv6 literal URL is a valid URL: an unreachable one fails as a connection failure, not
     /// as an invalid URL (with the default transport; see the report for URLSessionTransport).
     @Test(arguments: [false, true])
     func ipv6LiteralURLIsAccepted(_ urlSession: Bool) async throws {

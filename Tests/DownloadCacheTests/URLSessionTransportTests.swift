@@ -36,7 +36,7 @@ import Testing
         #expect(response.inMemoryBody == nil && response.bodySize == 5_000)
         let data = try Data(contentsOf: file)
         #expect(data.count == 5_000 && data[4_999] == UInt8(4_999 % 256))
-        // Streamed to the file by the same data task: exactly one request reached the origin (QA bug 4).
+        // Streamed to the file by the same data task: exactly one request reached the origin.
         #expect(try await origin.hits("/size/5000").total == 1)
     }
 
