@@ -23,20 +23,6 @@ import CacheTestSupport
         return (outcome.status, outcome.stdout, outcome.errorOutput)
     }
 
-    static func mount(_ arguments: [String]) -> Bool {
-        let program = arguments[0] == "umount" ? "/bin/umount" : "/bin/mount"
-        return (try? ChildProcess.runBlocking([program] + arguments.dropFirst(), timeout: .seconds(30)))?.status == 0
-    }
-
-    static let canMount: Bool = {
-        guard getuid() == 0 else { return false }
-        let probe = FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-probe-\(UUID().uuidString)")
-        try? FileManager.default.createDirectory(at: probe, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: probe) }
-        guard mount(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", probe.path]) else { return false }
-        return mount(["umount", probe.path])
-    }()
-
     func newDirectory() throws -> URL {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-unusable-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
@@ -64,14 +50,14 @@ import CacheTestSupport
         #expect(try await origin.hits("/doc").total == 3, "the unusable cache is bypassed, not served from")
     }
 
-    @Test(.enabled(if: canMount && ExecutableTests.binary != nil, "needs permission to mount a tmpfs and the built dlcache"))
+    @Test(.enabled(if: TestMounts.canMountTmpfs && ExecutableTests.binary != nil, "needs permission to mount a tmpfs and the built dlcache"))
     func aFullDiskServesWhatIsStoredAndDeliversNewResponsesUncached() async throws {
         let origin = try await OriginServer.start()
         defer { origin.stop() }
         let dir = try newDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
-        #expect(Self.mount(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", dir.path]))
-        defer { _ = Self.mount(["umount", "-l", dir.path]) }
+        #expect(TestMounts.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", dir.path]))
+        defer { _ = TestMounts.run(["umount", "-l", dir.path]) }
         for i in 0..<4 {
             try await origin.configure(path: "/stored\(i)", headers: [("Cache-Control", "max-age=600")],
                                        body: String(repeating: "\(i)", count: 400_000))

@@ -3,28 +3,13 @@ import Foundation
 import Testing
 @testable import CacheStore
 
-/// Runs `/bin/mount` or `/bin/umount`; true on exit status 0.
-func runMount(_ arguments: [String]) -> Bool {
-    let program = arguments[0] == "umount" ? "/bin/umount" : "/bin/mount"
-    return (try? ChildProcess.runBlocking([program] + arguments.dropFirst(), timeout: .seconds(30)))?.status == 0
-}
-
-/// True when this process may mount a small tmpfs (root in a container or VM); probed once.
-let canMountTmpfs: Bool = {
-    guard getuid() == 0 else { return false }
-    let probe = TemporaryDirectory("tmpfs-probe")
-    defer { probe.remove() }
-    guard runMount(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", probe.url.path]) else { return false }
-    return runMount(["umount", probe.url.path])
-}()
-
 @Suite struct DiskFullTests {
-    @Test(.enabled(if: canMountTmpfs, "needs permission to mount a tmpfs (root); the injected ENOSPC tests still run"))
+    @Test(.enabled(if: TestMounts.canMountTmpfs, "needs permission to mount a tmpfs (root); the injected ENOSPC tests still run"))
     func aReallyFullDiskIsATypedErrorAndLosesNothingAcknowledged() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        #expect(runMount(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", dir.url.path]))
-        defer { _ = runMount(["umount", "-l", dir.url.path]) }
+        #expect(TestMounts.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", dir.url.path]))
+        defer { _ = TestMounts.run(["umount", "-l", dir.url.path]) }
         var config = testConfiguration(dir)
         config.maxDiskBytes = nil
         var acknowledged: [Int] = []

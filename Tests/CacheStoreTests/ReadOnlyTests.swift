@@ -1,3 +1,4 @@
+import CacheTestSupport
 import Foundation
 import Testing
 @testable import CacheStore
@@ -94,14 +95,14 @@ let canRunAsNobody: Bool = getuid() == 0 && FileManager.default.isExecutableFile
         #expect(FileManager.default.fileExists(atPath: orphan.path))
     }
 
-    @Test(.enabled(if: canMountTmpfs, "needs permission to mount a tmpfs (root)"))
+    @Test(.enabled(if: TestMounts.canMountTmpfs, "needs permission to mount a tmpfs (root)"))
     func aStoreOnAReadOnlyMountOpensReadOnly() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        #expect(runMount(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", dir.url.path]))
-        defer { _ = runMount(["umount", "-l", dir.url.path]) }
+        #expect(TestMounts.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", dir.url.path]))
+        defer { _ = TestMounts.run(["umount", "-l", dir.url.path]) }
         try populate(dir)
-        #expect(runMount(["mount", "-o", "remount,ro", dir.url.path]))
+        #expect(TestMounts.run(["mount", "-o", "remount,ro", dir.url.path]))
         let log = LogSink()
         let store = try CacheStore(configuration: testConfiguration(dir, log: log))
         #expect(store.isReadOnly)

@@ -1,3 +1,4 @@
+import CacheTestSupport
 import Foundation
 import Testing
 @testable import CacheStore
@@ -6,12 +7,12 @@ import Testing
 /// never fail: what is stored is still served when it can be read, and `CacheStore.unavailable` is the store a
 /// client works with when nothing can be opened (every read misses, every write is refused, no file is touched).
 @Suite(.serialized) struct UnusableCacheTests {
-    @Test(.enabled(if: canMountTmpfs, "needs permission to mount a tmpfs (root)"))
+    @Test(.enabled(if: TestMounts.canMountTmpfs, "needs permission to mount a tmpfs (root)"))
     func aFullDiskStillServesWhatIsStored() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        #expect(runMount(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", dir.url.path]))
-        defer { _ = runMount(["umount", "-l", dir.url.path]) }
+        #expect(TestMounts.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", dir.url.path]))
+        defer { _ = TestMounts.run(["umount", "-l", dir.url.path]) }
         var config = testConfiguration(dir)
         config.maxDiskBytes = nil
         var stored: [Int] = []

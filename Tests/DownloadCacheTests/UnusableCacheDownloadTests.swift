@@ -18,22 +18,6 @@ import Testing
         return try DownloadCache(configuration: configuration)
     }
 
-    /// Runs `mount` with `arguments`; true on exit status 0.
-    static func mount(_ arguments: [String]) -> Bool {
-        let program = arguments[0] == "umount" ? "/bin/umount" : "/bin/mount"
-        return (try? ChildProcess.runBlocking([program] + arguments.dropFirst(), timeout: .seconds(30)))?.status == 0
-    }
-
-    /// True when this process may mount a tmpfs (root): a read-only mount is read-only for root too.
-    static let canMount: Bool = {
-        guard getuid() == 0 else { return false }
-        let probe = FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-probe-\(UUID().uuidString)")
-        try? FileManager.default.createDirectory(at: probe, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: probe) }
-        guard mount(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", probe.path]) else { return false }
-        return mount(["umount", probe.path])
-    }()
-
     func temporaryDirectory() -> URL {
         FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-unusable-\(UUID().uuidString)")
     }
@@ -64,13 +48,13 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: victim.path) == ["keep"])
     }
 
-    @Test(.enabled(if: canMount, "needs permission to mount a tmpfs (root ignores file modes)"))
+    @Test(.enabled(if: TestMounts.canMountTmpfs, "needs permission to mount a tmpfs (root ignores file modes)"))
     func aReadOnlyCacheDownloadsIntoAPrivateDirectoryRemovedAtClose() async throws {
         let directory = temporaryDirectory()
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        #expect(Self.mount(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", directory.path]))
-        defer { _ = Self.mount(["umount", "-l", directory.path]) }
+        #expect(TestMounts.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", directory.path]))
+        defer { _ = TestMounts.run(["umount", "-l", directory.path]) }
         do {
             let seed = ScriptedTransport()
             seed.enqueue(status: 200, headers: [("Cache-Control", "max-age=600")], body: "seed")
@@ -82,7 +66,7 @@ import Testing
         // cache's last references (and its descriptors) can outlive the scope for a moment. Bounded: 5 s.
         var remounted = false
         for _ in 0..<50 where !remounted {
-            remounted = Self.mount(["mount", "-o", "remount,ro", directory.path])
+            remounted = TestMounts.run(["mount", "-o", "remount,ro", directory.path])
             if !remounted { try await Task.sleep(for: .milliseconds(100)) }
         }
         #expect(remounted)
