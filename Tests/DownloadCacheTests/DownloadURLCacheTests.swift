@@ -8,18 +8,9 @@ import Testing
 
 /// `DownloadURLCache`: the `URLCache` adapter stores and serves through this cache's store.
 @Suite struct DownloadURLCacheTests {
-    func makeCache(_ transport: ScriptedTransport, clock: FixedClock = FixedClock()) throws -> (DownloadCache, URL) {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-res-\(UUID().uuidString)")
-        var configuration = DownloadCache.Configuration(directory: directory)
-        configuration.transport = transport
-        configuration.now = clock.now
-        configuration.log = { _ in }
-        return (try DownloadCache(configuration: configuration), directory)
-    }
-
     @Test func urlCacheAdapterStoresAndServesThroughOurStore() async throws {
         let transport = ScriptedTransport()
-        let (cache, directory) = try makeCache(transport)
+        let (cache, directory) = try makeScriptedCache(transport)
         defer { try? FileManager.default.removeItem(at: directory) }
         let adapter = DownloadURLCache(cache: cache)
         let url = URL(string: "http://example.test/u")!

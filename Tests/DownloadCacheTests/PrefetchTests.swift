@@ -1,26 +1,14 @@
 import CacheTestSupport
 import DownloadCache
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Synchronization
 import Testing
 
 /// `DownloadCache.prefetch`: pins, counts sources and failures in its report and progress, emits one event per URL.
 @Suite struct PrefetchTests {
-    func makeCache(_ transport: ScriptedTransport, clock: FixedClock = FixedClock()) throws -> (DownloadCache, URL) {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-res-\(UUID().uuidString)")
-        var configuration = DownloadCache.Configuration(directory: directory)
-        configuration.transport = transport
-        configuration.now = clock.now
-        configuration.log = { _ in }
-        return (try DownloadCache(configuration: configuration), directory)
-    }
-
     @Test func prefetchPinsAndReportsSources() async throws {
         let transport = ScriptedTransport()
-        let (cache, directory) = try makeCache(transport)
+        let (cache, directory) = try makeScriptedCache(transport)
         defer { try? FileManager.default.removeItem(at: directory) }
         let urls = (0..<5).map { URL(string: "http://example.test/p\($0)")! }
         for _ in 0..<4 { transport.enqueue(status: 200, headers: [("Cache-Control", "max-age=60")], body: "12345") }

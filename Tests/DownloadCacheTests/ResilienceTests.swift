@@ -9,19 +9,10 @@ import Testing
 
 /// A broken cache never breaks a download; a scripted transport sees hits and conditional requests; metadata round trips.
 @Suite struct ResilienceTests {
-    func makeCache(_ transport: ScriptedTransport, clock: FixedClock = FixedClock()) throws -> (DownloadCache, URL) {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-res-\(UUID().uuidString)")
-        var configuration = DownloadCache.Configuration(directory: directory)
-        configuration.transport = transport
-        configuration.now = clock.now
-        configuration.log = { _ in }
-        return (try DownloadCache(configuration: configuration), directory)
-    }
-
     @Test func downloadSucceedsWhenTheStoreDirectoryIsGone() async throws {
         let transport = ScriptedTransport()
         transport.enqueue(status: 200, headers: [("Cache-Control", "max-age=60")], body: "still works")
-        let (cache, directory) = try makeCache(transport)
+        let (cache, directory) = try makeScriptedCache(transport)
         try FileManager.default.removeItem(at: directory)
         let response = try await cache.response(for: CacheRequest(url: URL(string: "http://example.test/a")!))
         #expect(response.status == 200 && response.text == "still works" && response.source == .network)
@@ -30,7 +21,7 @@ import Testing
     @Test func scriptedFreshHitSendsNothingAndStaleSendsAConditionalRequest() async throws {
         let transport = ScriptedTransport()
         let clock = FixedClock()
-        let (cache, directory) = try makeCache(transport, clock: clock)
+        let (cache, directory) = try makeScriptedCache(transport, clock: clock)
         defer { try? FileManager.default.removeItem(at: directory) }
         let url = URL(string: "http://example.test/doc")!
         transport.enqueue(status: 200, headers: [("Cache-Control", "max-age=60"), ("ETag", "\"7\"")], body: "doc")
@@ -48,7 +39,7 @@ import Testing
 
     @Test func storedMetadataDecodesForInspection() async throws {
         let transport = ScriptedTransport()
-        let (cache, directory) = try makeCache(transport)
+        let (cache, directory) = try makeScriptedCache(transport)
         defer { try? FileManager.default.removeItem(at: directory) }
         let url = URL(string: "http://example.test/meta?q=1")!
         transport.enqueue(status: 200, headers: [("Cache-Control", "max-age=60")], body: "m")

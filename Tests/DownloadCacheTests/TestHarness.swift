@@ -112,3 +112,12 @@ func errorOfASendCancelledInFlight(via transport: any HTTPTransport) async throw
     if case .failure(let error) = await task.result { return error as? TransportError }
     return nil
 }
+
+/// A cache over `transport` (no network) with `clock`, in a fresh directory the caller removes (returned too).
+func makeScriptedCache(_ transport: ScriptedTransport, clock: FixedClock = FixedClock()) throws -> (DownloadCache, URL) {
+    var configuration = DownloadCache.Configuration(directory: temporaryFile("scripted"))
+    configuration.transport = transport
+    configuration.now = clock.now
+    configuration.log = { _ in }
+    return (try DownloadCache(configuration: configuration), configuration.directory)
+}
