@@ -20,8 +20,11 @@ import Synchronization
 ///   libcurl writes to a file (~6 MB resident for 200 MB).
 /// - Redirects are seen by the session delegate's `willPerformHTTPRedirection` (the per-task delegate's
 ///   redirect callback is never called on Linux) and followed only when the request allows it.
-/// - gzip trap: libcurl decodes gzip/deflate by itself but keeps `Content-Encoding` and the compressed
-///   `Content-Length`; the returned headers drop `Content-Encoding` and carry the decoded size instead.
+/// - Content codings: a request without `Accept-Encoding` is sent with `Accept-Encoding: identity`, so nothing
+///   is compressed that the caller did not ask for (URLSession would otherwise ask for and decode gzip, deflate,
+///   br). When the caller asks, the gzip trap applies: libcurl decodes gzip/deflate by itself but keeps
+///   `Content-Encoding` and the compressed `Content-Length`; the returned headers drop `Content-Encoding` and
+///   carry the decoded size instead.
 /// - Header fields are read from `allHeaderFields`, which joins repeated fields with ", " on Linux.
 /// - Framing (``MessageFraming``): caller fields that frame the message are refused before anything is sent
 ///   (``TransportError/invalidRequest(_:)``); a response head with an invalid or conflicting Content-Length,
@@ -98,6 +101,12 @@ public final class URLSessionTransport: HTTPTransport, Sendable {
         urlRequest.timeoutInterval = request.timeout ?? defaultTimeout
         for field in MessageFraming.sentHeaders(request.headers) {
             urlRequest.addValue(field.value, forHTTPHeaderField: field.name)
+        }
+        // URLSession asks for every coding it can decode (FoundationNetworking: "deflate, gzip, br, zstd") and
+        // decodes behind the caller's back; a caller that asked for no coding gets the identity representation,
+        // as CurlTransport sends no Accept-Encoding and decodes nothing (RFC 9110 §12.5.3).
+        if !request.headers.contains("Accept-Encoding") {
+            urlRequest.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
         }
         urlRequest.httpBody = request.body
         let delegate = self.delegate

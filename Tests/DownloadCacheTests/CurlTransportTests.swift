@@ -80,24 +80,6 @@ import Testing
         #expect(response.headers.first("X-After") == "1")
     }
 
-    @Test func multiMegabyteBodyStreamsExactlyToTheFileWithProgress() async throws {
-        let origin = try await OriginServer.start()
-        defer { origin.stop() }
-        let size = 3 * 1_048_576 + 123
-        let reports = Mutex<[(Int64, Int64?)]>([])
-        let (response, body) = try await fetch(TransportRequest(url: origin.url("/size/\(size)"))) { done, total in
-            reports.withLock { $0.append((done, total)) }
-        }
-        #expect(response.status == 200 && response.bodySize == Int64(size))
-        #expect(response.inMemoryBody == nil && body.count == size)
-        #expect(body.enumerated().allSatisfy { $0.element == UInt8($0.offset % 256) })
-        let seen = reports.withLock { $0 }
-        #expect(seen.count >= 2)
-        #expect(zip(seen, seen.dropFirst()).allSatisfy { $0.0 <= $1.0 })
-        #expect(seen.last?.0 == Int64(size) && seen.last?.1 == Int64(size))
-        #expect(seen.first?.1 == Int64(size))
-    }
-
     @Test(arguments: [Int64(0), 1 << 20])
     func smallBodiesComeInMemoryUnlessTheLimitSaysFile(limit: Int64) async throws {
         let origin = try await OriginServer.start()
@@ -107,15 +89,6 @@ import Testing
         #expect((response.inMemoryBody != nil) == (limit > 0))
         #expect(response.bodySize == 70_000 && body.count == 70_000)
         #expect(body.enumerated().allSatisfy { $0.element == UInt8($0.offset % 256) })
-    }
-
-    @Test func headReturnsTheHeadWithoutABody() async throws {
-        let origin = try await OriginServer.start()
-        defer { origin.stop() }
-        let (response, body) = try await fetch(TransportRequest(method: "HEAD", url: origin.url("/size/5000")))
-        #expect(response.status == 200 && response.bodySize == 0 && body.isEmpty)
-        #expect(response.headers.first("Content-Length") == "5000")
-        #expect(try await origin.hits("/size/5000").methods == ["HEAD": 1])
     }
 
     @Test func postBodyReachesTheOriginWithoutInventedHeaders() async throws {
@@ -183,53 +156,6 @@ import Testing
         #expect(response.decodedContentEncoding == nil)
     }
 
-    @Test func truncatedBodyIsTruncated() async throws {
-        let origin = try await OriginServer.start()
-        defer { origin.stop() }
-        try await origin.configure(path: "/t", size: 100_000, truncate: true)
-        let error = await failure(TransportRequest(url: origin.url("/t"), timeout: 20))
-        guard case .truncated(let expected, let received) = error else {
-            Issue.record("expected truncated, got \(String(describing: error))")
-            return
-        }
-        #expect(expected == 100_000 && received == 50_000)
-    }
-
-    @Test func droppedConnectionIsConnectionFailed() async throws {
-        let origin = try await OriginServer.start()
-        defer { origin.stop() }
-        try await origin.configure(path: "/drop", drop: true)
-        let error = await failure(TransportRequest(url: origin.url("/drop"), timeout: 20))
-        guard case .connectionFailed = error else {
-            Issue.record("expected connectionFailed, got \(String(describing: error))")
-            return
-        }
-    }
-
-    @Test func refusedConnectionIsConnectionFailed() async throws {
-        let origin = try await OriginServer.start()
-        let url = origin.url("/x")
-        origin.stop()
-        let error = await failure(TransportRequest(url: url, timeout: 20))
-        #expect(error?.isOriginUnreachable == true)
-        guard case .connectionFailed = error else {
-            Issue.record("expected connectionFailed, got \(String(describing: error))")
-            return
-        }
-    }
-
-    @Test func slowOriginTimesOut() async throws {
-        let origin = try await OriginServer.start()
-        defer { origin.stop() }
-        try await origin.configure(path: "/slow", body: "late", delay: 3)
-        let error = await failure(TransportRequest(url: origin.url("/slow"), timeout: 0.5))
-        #expect(error == .timedOut)
-    }
-
-    @Test func cancellationIsCancelled() async throws {
-        #expect(try await errorOfASendCancelledInFlight(via: transport) == .cancelled)
-    }
-
     @Test func alreadyCancelledTaskNeverSends() async throws {
         let origin = try await OriginServer.start()
         defer { origin.stop() }
@@ -265,23 +191,6 @@ import Testing
         }
         #expect(Set(sizes) == Set((0..<200).map { Int64(16_384 + $0) }))
         #expect(transport.connectionsOpened >= 1 && transport.connectionsOpened <= 12)
-    }
-
-    @Test func redirectIsReturnedUnlessFollowingIsAsked() async throws {
-        let origin = try await OriginServer.start()
-        defer { origin.stop() }
-        try await origin.configure(path: "/r", status: 302, body: "moved", redirect: "/dest")
-        try await origin.configure(path: "/dest", body: "dest")
-        let (unfollowed, movedBody) = try await fetch(TransportRequest(url: origin.url("/r")))
-        #expect(unfollowed.status == 302 && unfollowed.statusText == "Found")
-        #expect(unfollowed.headers.first("Location") == "/dest")
-        #expect(unfollowed.url == origin.url("/r"))
-        #expect(movedBody == Data("moved".utf8))
-        #expect(try await origin.hits("/dest").total == 0)
-        let (followed, destBody) = try await fetch(TransportRequest(url: origin.url("/r"), followRedirects: true))
-        #expect(followed.status == 200 && followed.url.path == "/dest")
-        #expect(destBody == Data("dest".utf8))
-        #expect(!followed.headers.contains("Location"))
     }
 
     @Test func shortWriteFailsTheTransfer() async throws {

@@ -40,39 +40,6 @@ import Testing
         #expect(try await origin.hits("/size/5000").total == 1)
     }
 
-    @Test func truncatedBodyIsReportedAsTruncated() async throws {
-        let origin = try await OriginServer.start()
-        defer { origin.stop() }
-        try await origin.configure(path: "/t", size: 100_000, truncate: true)
-        let file = bodyFile()
-        defer { try? FileManager.default.removeItem(at: file) }
-        do throws(TransportError) {
-            _ = try await transport.send(TransportRequest(url: origin.url("/t")), bodyFile: file, progress: nil)
-            Issue.record("expected truncated")
-        } catch {
-            guard case .truncated(let expected, let received) = error else {
-                Issue.record("expected truncated, got \(error)")
-                return
-            }
-            #expect(expected > received && expected <= 100_000)
-        }
-    }
-
-    @Test func refusedConnectionIsConnectionFailed() async throws {
-        let origin = try await OriginServer.start()
-        let url = origin.url("/x")
-        origin.stop()
-        let file = bodyFile()
-        defer { try? FileManager.default.removeItem(at: file) }
-        do throws(TransportError) {
-            _ = try await transport.send(TransportRequest(url: url), bodyFile: file, progress: nil)
-            Issue.record("expected connectionFailed")
-        } catch {
-            #expect(error.isOriginUnreachable)
-            if case .connectionFailed = error {} else { Issue.record("expected connectionFailed, got \(error)") }
-        }
-    }
-
     @Test func gzipTrapHeadersAreCorrectedToMatchTheDecodedBody() async throws {
         let origin = try await OriginServer.start()
         defer { origin.stop() }
@@ -85,24 +52,6 @@ import Testing
         #expect(response.decodedContentEncoding == "gzip")
         #expect(response.headers.first("Content-Encoding") == nil)
         #expect(response.headers.first("Content-Length") == String(text.utf8.count))
-    }
-
-    @Test func redirectsAreNotFollowedUnlessAsked() async throws {
-        let origin = try await OriginServer.start()
-        defer { origin.stop() }
-        try await origin.configure(path: "/r", status: 302, body: "", redirect: "/dest")
-        try await origin.configure(path: "/dest", body: "dest")
-        let file = bodyFile()
-        defer { try? FileManager.default.removeItem(at: file) }
-        let unfollowed = try await transport.send(TransportRequest(url: origin.url("/r")), bodyFile: file, progress: nil)
-        #expect(unfollowed.status == 302)
-        let followed = try await transport.send(TransportRequest(url: origin.url("/r"), followRedirects: true),
-                                                bodyFile: file, progress: nil)
-        #expect(followed.status == 200 && followed.url.path == "/dest")
-    }
-
-    @Test func cancellationIsReportedAsCancelled() async throws {
-        #expect(try await errorOfASendCancelledInFlight(via: transport) == .cancelled)
     }
 }
 
