@@ -4,8 +4,9 @@ import Foundation
 /// (iOS, iPadOS, tvOS, watchOS, visionOS); files created inside a directory inherit its class. It has no effect
 /// on macOS and Linux, which have no per-file protection classes.
 public enum FileProtection: String, Sendable, Hashable, CaseIterable {
-    /// No protection: readable at any time, even before the first unlock after a boot.
-    case none
+    /// No protection (Apple's `FileProtectionType.none`): readable at any time, even before the first unlock
+    /// after a boot. Named apart from `Optional.none`, which means "keep the inherited class".
+    case unprotected
     /// Readable and writable only while the device is unlocked: a locked device cannot refresh the cache.
     case complete
     /// Files open when the device locks stay usable and new files can be created while locked, but an
@@ -54,7 +55,7 @@ package enum PlatformIntegration {
         if let protection {
             let type: FileProtectionType
             switch protection {
-            case .none: type = .none
+            case .unprotected: type = .none
             case .complete: type = .complete
             case .completeUnlessOpen: type = .completeUnlessOpen
             case .completeUntilFirstUserAuthentication: type = .completeUntilFirstUserAuthentication

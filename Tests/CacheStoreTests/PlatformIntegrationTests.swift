@@ -20,7 +20,7 @@ import Testing
     }
     #endif
 
-    @Test(arguments: [FileProtection?.none, .complete, .completeUnlessOpen, .completeUntilFirstUserAuthentication])
+    @Test(arguments: [nil] + FileProtection.allCases.map { Optional($0) })
     func aStoreOpensAndWorksWithEveryProtectionClass(protection: FileProtection?) throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
