@@ -44,6 +44,16 @@ extension RFC9111 {
         }
     }
 
+    /// `headers` without the fields a qualified `no-cache="…"` names (RFC 9111 §5.2.2.4): what a response may
+    /// carry when it satisfies a request it was not validated for — a stored response served without
+    /// revalidation, or another caller's exchange handed to a coalesced waiter (a `Set-Cookie` meant for that
+    /// caller). Unchanged when `no-cache` is absent or unqualified.
+    public static func removingNoCacheFields(_ headers: HTTPHeaders) -> HTTPHeaders {
+        let named = Set(CacheControl.response(headers).noCacheFields)
+        guard !named.isEmpty else { return headers }
+        return HTTPHeaders(fields: headers.fields.filter { !named.contains($0.name.lowercased()) })
+    }
+
     /// The header fields to serve with a stored response (RFC 9111 §5.1, §3.1, §5.2.2.4).
     ///
     /// Sets `Age` to the whole seconds of ``currentAge(_:now:)``; removes hop-by-hop and Connection-named fields;

@@ -45,6 +45,23 @@ import Testing
         }
     }
 
+    /// `no-cache="Set-Cookie"` (RFC 9111 §5.2.2.4): the response is shared, its cookie is not — a waiter gets
+    /// the response without the named field, as a stored hit would be served.
+    @Test(arguments: [CacheMode.shared, .private])
+    func fieldsNamedByQualifiedNoCacheStayWithTheCallerThatAsked(mode: CacheMode) async throws {
+        try await withHarness({ $0.mode = mode }) { h in
+            try await h.origin.configure(path: "/nc", headers: [("Cache-Control", "max-age=60, no-cache=\"Set-Cookie\""),
+                                                               ("Set-Cookie", "session=first-client")],
+                                         body: "shared", delay: 0.5)
+            let responses = try await Self.concurrentGets(h, "/nc", count: 3)
+            #expect(responses.allSatisfy { $0.text == "shared" })
+            #expect(try await h.hits("/nc").total == 1)
+            let cookies = responses.map { response in (response.headers.values(for: "Set-Cookie"), response.cacheStatus.collapsed) }
+            #expect(cookies.filter { !$0.0.isEmpty }.count == 1, "\(cookies)")
+            #expect(cookies.allSatisfy { $0.0.isEmpty || !$0.1 }, "only the caller that asked gets the cookie: \(cookies)")
+        }
+    }
+
     @Test func differentUserInfoIsNeverCoalesced() async throws {
         try await withHarness { h in
             try await h.origin.configure(path: "/u", headers: [("Cache-Control", "max-age=60")], body: "u",
