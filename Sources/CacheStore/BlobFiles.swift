@@ -216,6 +216,22 @@ struct BlobFiles: Sendable {
         }
     }
 
+    /// Why the namespace belongs to another user, or `nil`: the namespace directory or one of its index files
+    /// is owned by a uid other than this process's and root's (e.g. planted by another user in a shared cache
+    /// directory). Its owner could read whatever this store would write there, so the store never writes it.
+    func foreignOwner() -> String? {
+        let me = cs_user_id()
+        var info = cs_file_info()
+        if cs_stat_fd(handles.root, &info) == 0, info.owner != me, info.owner != 0 {
+            return "\(root.path) is owned by uid \(info.owner), not by this user (uid \(me)); nothing is written into it"
+        }
+        for name in Self.indexFiles {
+            guard let file = Self.info(handles.root, name), file.owner != me, file.owner != 0 else { continue }
+            return "\(root.path)/\(name) is owned by uid \(file.owner), not by this user (uid \(me)); nothing is written into it"
+        }
+        return nil
+    }
+
     /// Checks that the namespace path still names the directory the store opened (SQLite opens the index by
     /// path: a namespace directory renamed and replaced, or replaced by a symbolic link, after the store opened
     /// it would otherwise give the store an index outside its directory).

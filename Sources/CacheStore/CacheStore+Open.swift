@@ -23,7 +23,8 @@ import CacheSystem
 ///   (see `BlobFiles`); SQLite opens the index with `SQLITE_OPEN_NOFOLLOW`. A namespace where one of these is a
 ///   symbolic link or not what the store created is refused (`CacheStoreError.Code.unsafeFile`).
 /// - Every file and directory the store creates is owner-only (0600 / 0700); an existing namespace directory
-///   others may access is tightened to 0700 with a log line.
+///   others may access is tightened to 0700 with a log line. A namespace directory or index file owned by
+///   another user (not root) is opened read-only: its owner could read what this store would write.
 /// - An open that cannot write (disk full, an index SQLite cannot set up) falls back to read-only, so what is
 ///   stored is still served.
 /// - The index itself is shared through SQLite WAL with a busy timeout; every write is one `BEGIN IMMEDIATE`
@@ -86,6 +87,9 @@ extension CacheStore {
             return try openReadOnly(existing, configuration, reason: error.detail, log: log)
         }
         try files.checkIndexFiles()
+        if let foreign = files.foreignOwner() {
+            return try openReadOnly(files, configuration, reason: foreign, log: log)
+        }
         if !files.isWritable() {
             return try openReadOnly(files, configuration, reason: "\(files.root.path) is not writable", log: log)
         }

@@ -68,4 +68,31 @@ import Testing
         #expect(log.lines.contains { $0.contains("index.sqlite had mode 644") }, "\(log.lines)")
         #expect(store.entry(for: StoreKey(primary: "k"))?.body == bytes(100_000))
     }
+
+    /// A namespace directory or index another user owns (planted in a shared cache directory before this user's
+    /// first run) is opened read-only: what is stored is served, nothing this user fetches is written where that
+    /// user could read it.
+    @Test(.enabled(if: getuid() == 0, "giving files to another user needs root"),
+          arguments: ["", "index.sqlite"])
+    func aNamespaceAnotherUserOwnsIsNeverWritten(owned: String) throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        do {
+            let store = try CacheStore(configuration: testConfiguration(dir))
+            try store.store(bytes(10), metadata: Data(), for: StoreKey(primary: "k"))
+            store.close()
+        }
+        let namespace = dir.url.appendingPathComponent("default")
+        let target = owned.isEmpty ? namespace : namespace.appendingPathComponent(owned)
+        #expect(chown(target.path, 65534, 65534) == 0)
+        let log = LogSink()
+        let store = try CacheStore(configuration: testConfiguration(dir, log: log))
+        defer { store.close() }
+        #expect(store.readOnlyReason?.contains("owned by uid 65534") == true, "\(log.lines)")
+        #expect(store.entry(for: StoreKey(primary: "k"))?.body == bytes(10))
+        #expect(throws: (any Error).self) {
+            try store.store(Data("secret".utf8), metadata: Data(), for: StoreKey(primary: "secret"))
+        }
+        #expect(store.entry(for: StoreKey(primary: "secret")) == nil)
+    }
 }
