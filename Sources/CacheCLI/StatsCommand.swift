@@ -59,7 +59,9 @@ package enum StatsCommand: Command {
             ["misses:", "\(misses) (lifetime total)"],
         ]
         if let shared {
-            rows.append(["shared tier:", shared.description + (problem.map { " unavailable (\($0)); fetches work without it" } ?? " reachable")])
+            // The problem may quote the Redis server's own error text: escaped, so a hostile server cannot act on the terminal.
+            rows.append(["shared tier:", shared.description
+                + (problem.map { " unavailable (\(TerminalText.escaped($0))); fetches work without it" } ?? " reachable")])
         }
         context.console.out(Formatting.table(rows), terminator: "")
         return 0
@@ -82,7 +84,7 @@ package enum StatsCommand: Command {
         }
         let rows = [
             ["directory:", directory + " (no cache here yet)"],
-            ["shared tier:", shared.description + (problem.map { " unavailable (\($0))" } ?? " reachable")],
+            ["shared tier:", shared.description + (problem.map { " unavailable (\(TerminalText.escaped($0)))" } ?? " reachable")],
         ]
         context.console.out(Formatting.table(rows), terminator: "")
         return 0

@@ -28,6 +28,48 @@ import Testing
         #expect(!json.out.contains("hunter2"))
     }
 
+    @Test func aHostileRedisErrorTextCannotActOnTheTerminal() async throws {
+        // Answers every command with an error carrying a terminal title escape and a bell.
+        let script = """
+            import socket, threading, sys, os
+            server = socket.socket(); server.bind(("127.0.0.1", 0)); server.listen(16)
+            print("LISTENING", server.getsockname()[1], flush=True)
+            def answer(conn):
+                try:
+                    while conn.recv(4096):
+                        conn.sendall(b"-ERR \\x1b]0;PWN\\x07\\r\\n")
+                except OSError:
+                    pass
+            def stdin_closed():
+                sys.stdin.read(); os._exit(0)
+            threading.Thread(target=stdin_closed, daemon=True).start()
+            while True:
+                conn, _ = server.accept()
+                threading.Thread(target=answer, args=(conn,), daemon=True).start()
+            """
+        let fake = try ChildProcess(["/usr/bin/env", "python3", "-u", "-c", script])
+        defer { _ = fake.stop() }
+        var line = ""
+        let deadline = Date().addingTimeInterval(10)
+        while !line.contains("\n") && Date() < deadline {
+            let chunk = fake.stdout?.availableData ?? Data()
+            if chunk.isEmpty { break }
+            line += String(decoding: chunk, as: UTF8.self)
+        }
+        let port = try #require(line.split(separator: " ").last.flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) })
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        for directory in [cli.directory.path, cli.directory.appendingPathComponent("none-yet").path] {
+            if directory == cli.directory.path {
+                _ = await cli.run(["get", "http://127.0.0.1:1/", "--cache-dir", directory])  // creates the cache
+            }
+            let stats = await cli.run(["stats", "--cache-dir", directory, "--redis", "redis://127.0.0.1:\(port)/0"])
+            #expect(stats.code == 0)
+            #expect(stats.out.contains("unavailable"), "\(stats.out)")
+            #expect(!stats.out.contains("\u{1B}") && !stats.out.contains("\u{07}"), "\(stats.out)")
+        }
+    }
+
     @Test func statsProbesTheSharedTierWhereNoCacheExistsYet() async throws {
         let cli = try CLIHarness()
         defer { cli.cleanUp() }
