@@ -45,7 +45,7 @@ let package = Package(
         // Codable model-object cache (the seeds' AppCache).
         .target(name: "ModelCache", dependencies: ["CacheStore"]),
         // The command-line tool's logic, a library so tests can drive it.
-        .target(name: "CacheCLI", dependencies: ["DownloadCache", "HTTPCacheSemantics", "CacheStore", "CacheSystem", "CZlib"]),
+        .target(name: "CacheCLI", dependencies: ["DownloadCache", "HTTPCacheSemantics", "CacheStore", "SharedTier", "CacheSystem", "CZlib"]),
         // The Swift runtime and Foundation linked into the binary on Linux: a process starts without resolving
         // ~20,000 symbols across a dozen Swift shared libraries (Apple platforms ship the runtime in the OS).
         .executableTarget(name: "dlcache", dependencies: ["CacheCLI"],
@@ -56,7 +56,7 @@ let package = Package(
 
         .executableTarget(
             name: "dlcache-bench",
-            dependencies: ["DownloadCache", "HTTPCacheSemantics", "CacheStore", "ModelCache", "CacheTestSupport"],
+            dependencies: ["DownloadCache", "HTTPCacheSemantics", "CacheStore", "SharedTier", "ModelCache", "CacheTestSupport"],
             path: "Benchmarks/dlcache-bench"
         ),
 
@@ -64,9 +64,9 @@ let package = Package(
         .testTarget(name: "HTTPCacheSemanticsTests", dependencies: ["HTTPCacheSemantics", "CacheSystem"], exclude: ["Fixtures"]),
         .testTarget(name: "SharedTierTests", dependencies: ["SharedTier"]),
         .testTarget(name: "CacheStoreTests", dependencies: ["CacheStore", "CacheSystem", "CacheTestSupport"]),
-        .testTarget(name: "DownloadCacheTests", dependencies: ["DownloadCache", "CacheTestSupport"]),
+        .testTarget(name: "DownloadCacheTests", dependencies: ["DownloadCache", "HTTPCacheSemantics", "CacheStore", "SharedTier", "CacheTestSupport"]),
         .testTarget(name: "ModelCacheTests", dependencies: ["ModelCache", "CacheTestSupport"]),
-        .testTarget(name: "CacheCLITests", dependencies: ["CacheCLI", "CacheTestSupport"]),
+        .testTarget(name: "CacheCLITests", dependencies: ["CacheCLI", "DownloadCache", "HTTPCacheSemantics", "CacheStore", "CacheTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,5 +1,8 @@
 import CacheTestSupport
 import DownloadCache
+import CacheStore
+import HTTPCacheSemantics
+import SharedTier
 import Foundation
 
 /// `dlcache-bench fleet`: many processes and many machines (the shared tier on a redis-server started here).

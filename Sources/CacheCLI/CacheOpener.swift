@@ -1,5 +1,6 @@
 import Foundation
 import DownloadCache
+import HTTPCacheSemantics
 import CacheStore
 import Synchronization
 #if canImport(Glibc)

@@ -1,6 +1,8 @@
 import Foundation
 import CZlib
 import DownloadCache
+import CacheStore
+import HTTPCacheSemantics
 
 /// `--compressed`: decodes a gzip or deflate content coding (RFC 9110 §8.4.1) on output with zlib; the cache
 /// keeps the representation as received.

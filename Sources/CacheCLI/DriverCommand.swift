@@ -1,5 +1,6 @@
 import Foundation
 import DownloadCache
+import CacheStore
 import HTTPCacheSemantics
 
 /// `dlcache driver`: a JSON-lines request interface on stdin/stdout, so any program (and an external HTTP

@@ -1,5 +1,6 @@
 import Foundation
 import DownloadCache
+import CacheStore
 import HTTPCacheSemantics
 
 /// The `id` of a driver request line, echoed unchanged in its answer: a JSON string or a JSON number.

@@ -1,5 +1,6 @@
 import Foundation
 import DownloadCache
+import CacheStore
 import HTTPCacheSemantics
 
 /// The body of a driver answer: bytes answered inline, or a file the caller reads.

@@ -1,5 +1,6 @@
 import Foundation
 import DownloadCache
+import CacheStore
 import HTTPCacheSemantics
 import Synchronization
 

@@ -1,5 +1,7 @@
 import Foundation
 import DownloadCache
+import CacheStore
+import HTTPCacheSemantics
 
 /// `dlcache rm <url>`: removes every stored variant of a URL.
 package enum RemoveCommand: Command {

@@ -1,5 +1,6 @@
 import Foundation
 import DownloadCache
+import HTTPCacheSemantics
 import CacheStore
 
 /// Turns errors into the one clear line a user reads: the words each error type gives in its `description`

@@ -1,5 +1,7 @@
 import Foundation
 import DownloadCache
+import CacheStore
+import HTTPCacheSemantics
 
 /// What kind of failure ended a command, and the exit code it gives: curl's number for the failures curl has
 /// (so scripts written for curl keep working), 1 for the others, 64 for bad usage.

@@ -1,5 +1,7 @@
 import Foundation
 import DownloadCache
+import CacheStore
+import HTTPCacheSemantics
 
 /// `--max-time` and `--stall-timeout`: the time limits of every command that fetches (get, prefetch, driver).
 package struct FetchLimits: Sendable, Equatable {

@@ -1,5 +1,6 @@
 import Foundation
 import DownloadCache
+import CacheStore
 import HTTPCacheSemantics
 
 /// `dlcache get <url>`: fetch one URL through the cache, like curl; body to stdout or `-o FILE`.

@@ -1,5 +1,6 @@
 import Foundation
 import DownloadCache
+import CacheStore
 import HTTPCacheSemantics
 
 /// The response head as an HTTP/1.1 header block, for `-I/--head`, `-i/--include` and `-D/--dump-header`:

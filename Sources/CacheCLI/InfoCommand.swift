@@ -1,5 +1,6 @@
 import Foundation
 import DownloadCache
+import CacheStore
 import HTTPCacheSemantics
 
 /// `dlcache info <url>`: explains what is stored for a URL and what the cache would do with it now.

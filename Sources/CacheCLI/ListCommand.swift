@@ -1,5 +1,7 @@
 import Foundation
 import DownloadCache
+import CacheStore
+import HTTPCacheSemantics
 
 /// `dlcache ls`: one line (or JSON object) per stored response.
 package enum ListCommand: Command {

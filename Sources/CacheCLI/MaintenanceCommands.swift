@@ -1,5 +1,6 @@
 import Foundation
 import DownloadCache
+import HTTPCacheSemantics
 import CacheStore
 
 /// `dlcache purge --expired|--session|--all`: removes a whole class of entries.

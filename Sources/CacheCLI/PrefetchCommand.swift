@@ -1,5 +1,7 @@
 import Foundation
 import DownloadCache
+import CacheStore
+import HTTPCacheSemantics
 
 /// `dlcache prefetch [FILE|-]`: download many URLs into the cache (pre-caching), with progress and a summary.
 package enum PrefetchCommand: Command {

@@ -1,5 +1,6 @@
 import Foundation
 import DownloadCache
+import CacheStore
 import HTTPCacheSemantics
 
 /// How `get` describes a response: the `-v` summary line, the `--json` object, and failure messages.

@@ -1,4 +1,7 @@
 import DownloadCache
+import CacheStore
+import HTTPCacheSemantics
+import SharedTier
 import Foundation
 
 /// `--redis URL` / `$DLCACHE_REDIS`: the shared tier of the fetching commands (`get`, `prefetch`, `driver`) and

@@ -1,5 +1,7 @@
 import Foundation
 import DownloadCache
+import HTTPCacheSemantics
+import SharedTier
 import CacheStore
 
 /// `dlcache stats`: entry count, bytes on disk and in memory, hits and misses (lifetime totals persisted in the

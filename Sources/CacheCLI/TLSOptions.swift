@@ -1,5 +1,7 @@
 import Foundation
 import DownloadCache
+import CacheStore
+import HTTPCacheSemantics
 
 /// `--cacert FILE`, `--capath DIR` and `-k/--insecure`, with curl's environment variables: which certificates
 /// the fetching commands trust for `https://` origins.

@@ -1,4 +1,5 @@
 import DownloadCache
+import CacheStore
 import Foundation
 import HTTPCacheSemantics
 import Synchronization

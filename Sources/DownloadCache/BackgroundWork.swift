@@ -1,5 +1,8 @@
 import Foundation
 import Synchronization
+import CacheStore
+import HTTPCacheSemantics
+import SharedTier
 
 /// The cache's background tasks (stale-while-revalidate refreshes), tracked so a caller can await them before
 /// closing the store or exiting (a refresh still running when the process exits would be lost).

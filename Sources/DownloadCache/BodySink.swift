@@ -2,6 +2,7 @@ import CacheStore
 import CacheSystem
 import Foundation
 import HTTPCacheSemantics
+import SharedTier
 
 /// Where one response body is streamed: a store body writer's file, created by the store inside its open
 /// `tmp/` directory (`O_CREAT | O_EXCL | O_NOFOLLOW`, mode 0600), so a stored body is committed where it was

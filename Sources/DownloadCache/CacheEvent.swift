@@ -1,4 +1,7 @@
 import Foundation
+import CacheStore
+import HTTPCacheSemantics
+import SharedTier
 
 /// What observers of `DownloadCache.events` are told (the calls a download delegate would get).
 public enum CacheEvent: Sendable {

@@ -1,4 +1,7 @@
 import Foundation
+import CacheStore
+import HTTPCacheSemantics
+import SharedTier
 
 /// How long a stored response stays fresh, chosen per request (``RequestOptions/expiration``).
 ///

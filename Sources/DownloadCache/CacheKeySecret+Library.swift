@@ -1,5 +1,7 @@
 import CacheSystem
 import HTTPCacheSemantics
+import CacheStore
+import SharedTier
 
 extension CacheKeySecret {
     /// A secret of `bytes` whose keyed hashes come from the platform's crypto library (CacheSystem's

@@ -1,5 +1,7 @@
 import Foundation
 import HTTPCacheSemantics
+import CacheStore
+import SharedTier
 
 /// Where a response came from: a finer answer than a cached-or-not flag (ASI's `didUseCachedResponse`).
 public enum ResponseSource: String, Sendable, Codable, CaseIterable {

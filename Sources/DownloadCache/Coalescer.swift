@@ -1,5 +1,8 @@
 import Foundation
 import Synchronization
+import CacheStore
+import HTTPCacheSemantics
+import SharedTier
 
 /// Runs at most one operation per key at a time; concurrent callers with the same key wait for it.
 ///

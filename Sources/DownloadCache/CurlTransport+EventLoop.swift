@@ -2,6 +2,9 @@
 import CCurl
 import Foundation
 import Synchronization
+import CacheStore
+import HTTPCacheSemantics
+import SharedTier
 
 /// The libcurl multi handle of one ``CurlTransport`` and the dedicated thread that drives it.
 ///

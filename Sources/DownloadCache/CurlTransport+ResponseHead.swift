@@ -1,6 +1,8 @@
 #if canImport(CCurl)
 import Foundation
 import HTTPCacheSemantics
+import CacheStore
+import SharedTier
 
 /// The response head of one libcurl transfer, rebuilt from the raw lines libcurl hands its header callback.
 ///

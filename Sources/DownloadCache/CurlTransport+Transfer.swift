@@ -3,6 +3,8 @@ import CCurl
 import Foundation
 import HTTPCacheSemantics
 import Synchronization
+import CacheStore
+import SharedTier
 
 /// One libcurl transfer of ``CurlTransport``: the easy handle, its header list, the body file descriptor,
 /// the response head being collected, and the continuation its completion resumes.

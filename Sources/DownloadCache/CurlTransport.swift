@@ -2,6 +2,8 @@
 import CCurl
 import Foundation
 import HTTPCacheSemantics
+import CacheStore
+import SharedTier
 
 /// An ``HTTPTransport`` on libcurl's multi interface for Linux: responses arrive exactly as the origin sent
 /// them, which URLSession on Linux cannot promise.

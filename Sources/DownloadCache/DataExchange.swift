@@ -4,6 +4,8 @@ import FoundationNetworking
 #endif
 import HTTPCacheSemantics
 import Synchronization
+import CacheStore
+import SharedTier
 
 /// ``URLSessionTransport``'s GET/HEAD path: one delegate-driven data task per request. A body announced up to
 /// `limit` bytes collects in memory and is returned as ``TransportResponse/inMemoryBody``; a larger or

@@ -1,5 +1,7 @@
 import Foundation
 import HTTPCacheSemantics
+import CacheStore
+import SharedTier
 
 extension DownloadCache {
     /// Why a GET that was not a fast hit goes to the origin, for Cache-Status `fwd` (RFC 9211 §2.2): `bypass` when

@@ -1,6 +1,7 @@
 import CacheStore
 import Foundation
 import HTTPCacheSemantics
+import SharedTier
 
 extension DownloadCache {
     /// How a DownloadCache is set up: where it stores, which RFC 9111 mode, limits, transport and clock.

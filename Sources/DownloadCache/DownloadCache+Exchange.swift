@@ -1,6 +1,7 @@
 import CacheStore
 import Foundation
 import HTTPCacheSemantics
+import SharedTier
 
 extension DownloadCache {
     /// The slow path of a GET, run once per coalesced group: re-reads the cache (a previous group may have

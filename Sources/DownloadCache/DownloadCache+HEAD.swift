@@ -1,6 +1,7 @@
 import CacheStore
 import Foundation
 import HTTPCacheSemantics
+import SharedTier
 
 extension DownloadCache {
     /// HEAD: answered from a stored GET response that may be used without contacting the origin (RFC 9111

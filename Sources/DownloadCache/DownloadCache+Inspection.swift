@@ -1,6 +1,7 @@
 import Foundation
 import CacheStore
 import HTTPCacheSemantics
+import SharedTier
 
 /// One stored response described for people and tools (`dlcache ls` and `dlcache info`).
 ///

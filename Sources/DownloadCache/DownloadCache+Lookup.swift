@@ -2,6 +2,7 @@ import CacheStore
 import Foundation
 import HTTPCacheSemantics
 import Synchronization
+import SharedTier
 
 /// One stored response the cache could use: the store's entry info and its decoded metadata.
 struct StoredCandidate: Sendable {

@@ -1,5 +1,7 @@
 import CacheStore
 import Foundation
+import HTTPCacheSemantics
+import SharedTier
 
 extension DownloadCache {
     /// Empties the memory tier; the disk tier keeps everything, so nothing stored is lost (later hits read the

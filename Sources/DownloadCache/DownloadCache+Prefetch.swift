@@ -1,6 +1,8 @@
 import Foundation
 import HTTPCacheSemantics
 import Synchronization
+import CacheStore
+import SharedTier
 
 extension DownloadCache {
     /// Pre-caching (e.g. articles downloaded before going offline): fetches `urls` ahead of time.

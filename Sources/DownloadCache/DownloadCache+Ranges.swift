@@ -1,6 +1,7 @@
 import CacheStore
 import Foundation
 import HTTPCacheSemantics
+import SharedTier
 
 /// Range requests (RFC 9110 §14) answered from complete stored responses.
 ///

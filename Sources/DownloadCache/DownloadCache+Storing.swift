@@ -1,6 +1,7 @@
 import CacheStore
 import Foundation
 import HTTPCacheSemantics
+import SharedTier
 
 /// When one exchange's request was sent and its response received (RFC 9111 §4.2.3), and its options.
 struct ExchangeTiming: Sendable {

@@ -1,9 +1,9 @@
-@_exported import CacheStore
+import CacheStore
 import CacheSystem
 import Foundation
 import Synchronization
-@_exported import HTTPCacheSemantics
-@_exported import SharedTier
+import HTTPCacheSemantics
+import SharedTier
 
 /// A local, persistent, RFC 9111-correct HTTP cache in front of an ``HTTPTransport``: a download manager with
 /// ASIDownloadCache-style policies and an NSURLCache-style memory tier.

@@ -1,4 +1,7 @@
 import Foundation
+import CacheStore
+import HTTPCacheSemantics
+import SharedTier
 
 /// Why a DownloadCache call failed. A cache or storage problem alone never produces one: a broken cache
 /// degrades to the network.

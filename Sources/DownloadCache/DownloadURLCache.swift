@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 import CacheStore
 import HTTPCacheSemantics
+import SharedTier
 
 /// A `URLCache` subclass backed by DownloadCache's store and RFC 9111 semantics, for code that only knows
 /// `URLSession` (set it as the session configuration's `urlCache`, as one plugs in a custom NSURLCache).

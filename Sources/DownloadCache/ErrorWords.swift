@@ -2,6 +2,7 @@ import CacheStore
 import CacheSystem
 import Foundation
 import HTTPCacheSemantics
+import SharedTier
 
 /// Errors in words for messages and logs. The package's own error types say their words in `description`;
 /// this adds Foundation's errors, which otherwise print as `Error Domain=... Code=... UserInfo={...}`.

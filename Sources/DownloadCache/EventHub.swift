@@ -1,5 +1,8 @@
 import Foundation
 import Synchronization
+import CacheStore
+import HTTPCacheSemantics
+import SharedTier
 
 /// Fans values out to any number of `AsyncStream` subscribers; each subscriber has its own stream.
 final class EventHub<Element: Sendable>: Sendable {

@@ -1,6 +1,9 @@
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+import CacheStore
+import HTTPCacheSemantics
+import SharedTier
 #endif
 
 /// The part of an exchange's locked state that tracks its URLSession task's lifecycle.

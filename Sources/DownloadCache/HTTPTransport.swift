@@ -1,5 +1,7 @@
 import Foundation
 import HTTPCacheSemantics
+import CacheStore
+import SharedTier
 
 /// One request as the transport sends it: method, absolute URL, header fields, optional request body.
 public struct TransportRequest: Sendable, Hashable {

@@ -1,5 +1,7 @@
 import Foundation
 import HTTPCacheSemantics
+import CacheStore
+import SharedTier
 
 /// The transport's rules for the fields that frame an HTTP/1.1 message (RFC 9110 §6.4, §7.6.1, §7.2;
 /// RFC 9112 §6): every transport applies them to what a caller asks to send and to what an origin sends back,

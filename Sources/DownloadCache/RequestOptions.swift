@@ -1,6 +1,7 @@
 import CacheStore
 import Foundation
 import HTTPCacheSemantics
+import SharedTier
 
 /// Per-request choices: cache policy (Apple's and ASIDownloadCache's), storage, expiration, progress.
 ///

@@ -1,5 +1,7 @@
 import Foundation
 import HTTPCacheSemantics
+import CacheStore
+import SharedTier
 
 /// The metadata DownloadCache keeps with every stored response (one JSON value per CacheStore entry).
 ///

@@ -1,4 +1,7 @@
 import Foundation
+import CacheStore
+import HTTPCacheSemantics
+import SharedTier
 
 /// Which certificates the transport trusts for `https://` origins: the system's roots (the default), a CA
 /// bundle file or directory of its own, or none at all (no verification).

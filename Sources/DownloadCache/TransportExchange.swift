@@ -4,6 +4,8 @@ import FoundationNetworking
 #endif
 import HTTPCacheSemantics
 import Synchronization
+import CacheStore
+import SharedTier
 
 /// One URLSession exchange of ``URLSessionTransport``: owns the task, polls its progress, enforces the total
 /// timeout, and turns libcurl's outcome into a ``TransportResponse`` or a classified ``TransportError``.

@@ -7,6 +7,8 @@ import FoundationNetworking
 #endif
 import HTTPCacheSemantics
 import Synchronization
+import CacheStore
+import SharedTier
 
 /// The production ``HTTPTransport`` on Foundation's `URLSession` (FoundationNetworking/libcurl on Linux).
 ///

@@ -2,6 +2,8 @@ import Foundation
 import Testing
 import CacheTestSupport
 import DownloadCache
+import CacheStore
+import HTTPCacheSemantics
 @testable import CacheCLI
 
 /// RFC 9211 through `dlcache driver`: every answer carries this cache's `Cache-Status` member, last.

@@ -2,6 +2,8 @@ import Foundation
 import Testing
 import CacheTestSupport
 import DownloadCache
+import CacheStore
+import HTTPCacheSemantics
 @testable import CacheCLI
 
 /// RFC 9111 §4.3.2 through `dlcache driver`, in both modes: a cache holding a fresh response answers the client's

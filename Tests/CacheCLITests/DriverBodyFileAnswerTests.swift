@@ -2,6 +2,8 @@ import Foundation
 import Testing
 import CacheTestSupport
 import DownloadCache
+import CacheStore
+import HTTPCacheSemantics
 @testable import CacheCLI
 
 /// `"bodyFile"` answers: a body over the inline limit, or any body when the request asks with `"bodyFile": true`,

@@ -3,6 +3,8 @@ import Testing
 import CacheTestSupport
 import CacheCLI
 import DownloadCache
+import CacheStore
+import HTTPCacheSemantics
 
 /// `dlcache driver`: binary bodies keep their exact bytes, and background revalidations finish before it exits.
 @Suite(.serialized) struct DriverExitAndBinaryBodyTests {

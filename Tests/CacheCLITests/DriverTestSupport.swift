@@ -3,6 +3,8 @@ import Synchronization
 import Testing
 import CacheTestSupport
 import DownloadCache
+import CacheStore
+import HTTPCacheSemantics
 @testable import CacheCLI
 
 /// One parsed answer line of the driver.

@@ -2,6 +2,8 @@ import Foundation
 import Testing
 import CacheTestSupport
 import DownloadCache
+import CacheStore
+import HTTPCacheSemantics
 @testable import CacheCLI
 
 /// Scripted `dlcache driver` sessions, in process, against the loopback origin (Tests/Fixtures/origin.py).

@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 import CacheTestSupport
 import DownloadCache
+import HTTPCacheSemantics
 import CacheStore
 @testable import CacheCLI
 

@@ -2,6 +2,8 @@ import Foundation
 import Testing
 import CacheTestSupport
 import DownloadCache
+import CacheStore
+import HTTPCacheSemantics
 @testable import CacheCLI
 
 /// The CLI and the driver against a hostile caller and a hostile origin: framing headers are a usage error

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import CacheTestSupport
 import DownloadCache
+import CacheStore
 import HTTPCacheSemantics
 @testable import CacheCLI
 

@@ -2,6 +2,8 @@ import Foundation
 import Testing
 import CacheTestSupport
 import DownloadCache
+import CacheStore
+import HTTPCacheSemantics
 @testable import CacheCLI
 
 /// 1xx interim responses (RFC 9110 §15.2) through `dlcache driver`: passed through in the answer's `interim`,

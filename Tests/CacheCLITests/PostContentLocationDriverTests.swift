@@ -2,6 +2,8 @@ import Foundation
 import Testing
 import CacheTestSupport
 import DownloadCache
+import CacheStore
+import HTTPCacheSemantics
 @testable import CacheCLI
 
 /// RFC 9110 §9.3.3 through `dlcache driver`: a fresh POST response whose Content-Location is its own URI answers

@@ -2,6 +2,8 @@ import Foundation
 import Testing
 import CacheTestSupport
 import DownloadCache
+import CacheStore
+import HTTPCacheSemantics
 @testable import CacheCLI
 
 /// RFC 9111 §4.2.4 through `dlcache driver`: when the origin closes the connection without answering, a stale

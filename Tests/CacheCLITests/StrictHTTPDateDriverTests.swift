@@ -2,6 +2,8 @@ import Foundation
 import Testing
 import CacheTestSupport
 import DownloadCache
+import CacheStore
+import HTTPCacheSemantics
 @testable import CacheCLI
 
 /// RFC 9110 §5.6.7 through `dlcache driver`: a response whose `Expires` is not one of the three HTTP-date formats

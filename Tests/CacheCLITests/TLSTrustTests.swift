@@ -3,6 +3,8 @@ import Testing
 import CacheCLI
 import CacheTestSupport
 import DownloadCache
+import CacheStore
+import HTTPCacheSemantics
 
 /// `--cacert`, `-k` and curl's CA variables against an HTTPS origin whose CA is made at test time (openssl).
 @Suite struct TLSTrustTests {

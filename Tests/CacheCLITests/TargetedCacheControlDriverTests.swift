@@ -2,6 +2,8 @@ import Foundation
 import Testing
 import CacheTestSupport
 import DownloadCache
+import CacheStore
+import HTTPCacheSemantics
 @testable import CacheCLI
 
 /// RFC 9213 through `dlcache driver`: in shared mode CDN-Cache-Control replaces Cache-Control and Expires by

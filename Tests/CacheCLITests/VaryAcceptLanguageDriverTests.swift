@@ -2,6 +2,8 @@ import Foundation
 import Testing
 import CacheTestSupport
 import DownloadCache
+import CacheStore
+import HTTPCacheSemantics
 @testable import CacheCLI
 
 /// `Vary: Accept-Language` through `dlcache driver`: order, case and whitespace do not make a miss, and a request

@@ -1,4 +1,6 @@
 import DownloadCache
+import CacheStore
+import HTTPCacheSemantics
 import Foundation
 import Synchronization
 import Testing

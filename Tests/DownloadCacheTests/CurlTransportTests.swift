@@ -1,6 +1,7 @@
 #if canImport(CCurl)
 import CacheTestSupport
 @testable import DownloadCache
+import CacheStore
 import Foundation
 import HTTPCacheSemantics
 import Synchronization

@@ -2,6 +2,7 @@
 import Foundation
 import Testing
 @testable import DownloadCache
+import CacheStore
 import HTTPCacheSemantics
 
 /// 1xx interim responses (RFC 9110 §15.2) in libcurl's header lines: kept apart from the final response's fields,

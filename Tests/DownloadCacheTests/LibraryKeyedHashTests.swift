@@ -1,5 +1,7 @@
 import Testing
 @testable import DownloadCache
+import CacheStore
+import HTTPCacheSemantics
 
 /// The keyed hash DownloadCache stores credentials with: HMAC-SHA-256 of the platform's crypto library
 /// (RFC 4231 test vectors), in the stored format `hmac-sha256:<hex>`.

@@ -1,5 +1,8 @@
 import CacheTestSupport
 import DownloadCache
+import CacheStore
+import HTTPCacheSemantics
+import SharedTier
 import Foundation
 import Synchronization
 
