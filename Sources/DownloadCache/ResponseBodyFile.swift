@@ -1,6 +1,9 @@
 import CacheSystem
 import Foundation
 import Synchronization
+import CacheStore
+import HTTPCacheSemantics
+import SharedTier
 
 /// An open, owner-only file one response body is streamed into: what ``HTTPTransport/send(_:bodyFile:progress:)``
 /// writes to. The transport writes through the open descriptor and never opens the file by its path, so a

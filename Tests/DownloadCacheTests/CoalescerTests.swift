@@ -2,6 +2,8 @@ import Foundation
 import Synchronization
 import Testing
 @testable import DownloadCache
+import CacheStore
+import HTTPCacheSemantics
 
 /// `Coalescer`: one operation per key at a time, shared by every concurrent caller of that key; a cancelled caller
 /// leaves alone, the operation is cancelled only with its last caller; a value that may not be shared is fetched

@@ -1,5 +1,7 @@
 import CacheTestSupport
 import DownloadCache
+import CacheStore
+import HTTPCacheSemantics
 import Foundation
 import Testing
 

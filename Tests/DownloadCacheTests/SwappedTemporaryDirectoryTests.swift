@@ -1,5 +1,6 @@
 import CacheTestSupport
 import DownloadCache
+import CacheStore
 import Foundation
 import HTTPCacheSemantics
 import Testing
