@@ -1,5 +1,6 @@
 import CacheTestSupport
 @testable import DownloadCache
+import CacheStore
 import Foundation
 import HTTPCacheSemantics
 import Synchronization
