@@ -25,6 +25,8 @@ import Darwin
 enum LargeSuite {
     static let size = 500_000_000
     static let throttle = 50_000_000
+    /// Limits that let the 500 MB body be stored (the default per-entry limit is 1/8 of 1 GiB).
+    static let limits = ["--max-disk", "2G", "--max-entry", "1G"]
 
     static func run() async throws -> [BenchResult] {
         let dlcache = try DriverSuite.dlcacheBinary()
@@ -48,7 +50,7 @@ enum LargeSuite {
             let cache = scratch.appendingPathComponent("cold-\(run)")
             if let previous = warmCache { try? FileManager.default.removeItem(at: previous) }
             try? FileManager.default.removeItem(at: output)
-            cold.append(try timed([dlcache.path, "get", url, "--cache-dir", cache.path, "-o", output.path]))
+            cold.append(try timed([dlcache.path, "get", url, "--cache-dir", cache.path, "-o", output.path] + limits))
             try expectSize(output, "dlcache get")
             warmCache = cache
             try? FileManager.default.removeItem(at: output)
@@ -62,7 +64,7 @@ enum LargeSuite {
         var warm: [Double] = [], cpTimes: [Double] = []
         for _ in 0..<3 {
             try? FileManager.default.removeItem(at: output)
-            warm.append(try timed([dlcache.path, "get", url, "--cache-dir", warmCache.path, "-o", output.path]))
+            warm.append(try timed([dlcache.path, "get", url, "--cache-dir", warmCache.path, "-o", output.path] + limits))
             try expectSize(output, "cached get")
             try? FileManager.default.removeItem(at: output)
             cpTimes.append(try timed([cp, blob.path, output.path]))
@@ -74,13 +76,13 @@ enum LargeSuite {
         var firstByte: [Double] = [], curlFirstByte: [Double] = []
         for run in 0..<3 {
             let cache = scratch.appendingPathComponent("slow-\(run)")
-            firstByte.append(try firstByteSeconds([dlcache.path, "get", slowURL, "--cache-dir", cache.path]))
+            firstByte.append(try firstByteSeconds([dlcache.path, "get", slowURL, "--cache-dir", cache.path] + limits))
             try? FileManager.default.removeItem(at: cache)
             curlFirstByte.append(try firstByteSeconds([curl, "-s", "-f", slowURL]))
         }
 
         // Peak RSS with a 10 MB/s reader.
-        let rss = try slowReaderPeak([dlcache.path, "get", url, "--cache-dir", scratch.appendingPathComponent("rss").path])
+        let rss = try slowReaderPeak([dlcache.path, "get", url, "--cache-dir", scratch.appendingPathComponent("rss").path] + limits)
 
         let mb = Double(size) / 1_000_000
         let (c, k) = (median(cold), median(curlTimes)), (w, p) = (median(warm), median(cpTimes))

@@ -75,9 +75,11 @@ enum CacheOpener {
                      configure: (inout DownloadCache.Configuration) -> Void = { _ in }) throws -> DownloadCache {
         let location = try CacheLocation.resolve(parsed, environment: context.environment)
         let shared = sharedTier ? try SharedTierOption.configuration(parsed, environment: context.environment) : nil
+        let limits = try StorageLimitOptions.parse(parsed)
         return try open(location, console: context.console, create: create, verbose: parsed.flag("verbose")) { configuration in
             configuration.sharedTier = shared
             configuration.now = context.environment.now
+            limits.apply(to: &configuration)
             configure(&configuration)
         }
     }

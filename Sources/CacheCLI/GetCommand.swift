@@ -57,7 +57,7 @@ package enum GetCommand: Command {
             OptionSpec("head", short: "I", help: "Send HEAD and print the response's header block (a fresh stored GET answers it)."),
             OptionSpec("include", short: "i", help: "Print the response's header block before the body."),
             OptionSpec("dump-header", short: "D", .value("file"), help: "Write the response's header block to this file ('-' for stdout)."),
-        ] + FetchLimits.options + TLSOptions.options + [
+        ] + FetchLimits.options + StorageLimitOptions.options + TLSOptions.options + [
             OptionSpec("fail", short: "f", help: "Exit 22 on HTTP status >= 400 and print no body (like curl)."),
             OptionSpec("verbose", short: "v", help: "Print a summary line, the decision's reason and any storage warnings on stderr."),
             CommonOptions.json,
@@ -164,6 +164,13 @@ package enum GetCommand: Command {
             throw CommandFailure(ResponseDescription.failureMessage(error, url: request.url)
                 + staleCopyHint(error, request: request, options: options, cache: cache),
                 kind: FailureKind(error), url: error.url ?? request.url)
+        }
+        // A body file that is not a stored blob (--no-store, not storable, over --max-entry, a range slice) is
+        // this process's temporary file: removed once written out, so nothing lingers in the store's tmp/.
+        defer {
+            if case .file(let url) = response.body, response.storedBody == nil, response.storedBodyURL == nil {
+                try? FileManager.default.removeItem(at: url)
+            }
         }
         let failed = parsed.flag("fail") && response.status >= 400
         if parsed.flag("verbose") {

@@ -29,7 +29,7 @@ package enum PrefetchCommand: Command {
         CommonOptions.location + [SharedTierOption.spec] + [
             OptionSpec("concurrency", .value("n"), help: "Downloads at the same time (default: 6)."),
             OptionSpec("pin", help: "Pin every entry so limits never evict it."),
-        ] + FetchLimits.options + TLSOptions.trustRootOptions + [
+        ] + FetchLimits.options + StorageLimitOptions.options + TLSOptions.trustRootOptions + [
             OptionSpec("verbose", short: "v", help: "Also print storage warnings (responses that could not be stored) on stderr."),
             CommonOptions.json,
         ]

@@ -14,7 +14,9 @@ package enum StatsCommand: Command {
     /// No arguments.
     package static var arguments: [ArgumentSpec] { [] }
     /// Options.
-    package static var options: [OptionSpec] { CommonOptions.location + [SharedTierOption.statsSpec, CommonOptions.json] }
+    package static var options: [OptionSpec] {
+        CommonOptions.location + StorageLimitOptions.options + [SharedTierOption.statsSpec, CommonOptions.json]
+    }
 
     /// Prints the statistics.
     /// - Throws: ``UsageError`` for a bad location, ``CommandFailure`` when the store cannot open.
@@ -33,6 +35,7 @@ package enum StatsCommand: Command {
         let hits = stats.memoryHits + stats.diskHits
         let misses = stats.diskMisses
         let pinned = cache.store.allEntries().filter(\.isPinned).count
+        let limits = cache.store.configuration
         if parsed.flag("json") {
             var object: [String: Any] = [
                 "entries": stats.entries,
@@ -43,6 +46,8 @@ package enum StatsCommand: Command {
                 "misses": misses,
                 "pinned": pinned,
                 "directory": cache.directoryURL.path,
+                "maxDiskBytes": limits.maxDiskBytes.map { $0 as Any } ?? NSNull(),
+                "maxEntryBytes": limits.entryByteLimit.map { $0 as Any } ?? NSNull(),
             ]
             if let shared {
                 var tier: [String: Any] = ["url": shared.description, "reachable": problem == nil]
@@ -59,6 +64,8 @@ package enum StatsCommand: Command {
             ["in memory:", "\(Formatting.bytes(Int64(stats.memoryBytes))) in \(stats.memoryEntries) \(stats.memoryEntries == 1 ? "entry" : "entries")"],
             ["hits:", "\(hits) (\(stats.memoryHits) memory, \(stats.diskHits) disk; lifetime total of every process, persisted in the cache)"],
             ["misses:", "\(misses) (lifetime total)"],
+            ["limits:", "max disk \(limits.maxDiskBytes.map(Self.limitText) ?? "unlimited"), max entry "
+                + "\(limits.entryByteLimit.map(Self.limitText) ?? "unlimited") (this run's --max-disk / --max-entry, else the defaults)"],
         ]
         if let shared {
             // The problem may quote the Redis server's own error text: escaped, so a hostile server cannot act on the terminal.
@@ -67,6 +74,11 @@ package enum StatsCommand: Command {
         }
         context.console.out(Formatting.table(rows), terminator: "")
         return 0
+    }
+
+    /// A byte limit for the text table: `1.0 GiB (1073741824 bytes)`.
+    static func limitText(_ bytes: Int64) -> String {
+        "\(Formatting.bytes(bytes)) (\(bytes) bytes)"
     }
 
     /// `stats --redis URL` where no cache exists yet (a new machine of a fleet): the shared tier is probed all the

@@ -10,12 +10,14 @@ extension CacheStore {
     /// A write that takes the store over a limit triggers an LRU sweep.
     /// - Returns: the stored entry's information.
     /// - Throws: `CacheStoreError` — `.diskFull`, `.permissionDenied` (also: the store is read-only), `.io`,
-    ///   `.busy`, `.corruptIndex`, `.invalidArgument` (the store is closed); on error the previous entry (if any) is
+    ///   `.busy`, `.corruptIndex`, `.invalidArgument` (the store is closed), `.entryTooLarge` (over
+    ///   ``Configuration/entryByteLimit``; nothing written or evicted); on error the previous entry (if any) is
     ///   unchanged.
     @discardableResult
     public func store(_ body: Data, metadata: Data, for key: StoreKey, storageClass: StorageClass = .permanent,
                       pinned: Bool = false) throws(CacheStoreError) -> EntryInfo {
         try requireWritable()
+        try requireWithinEntryLimit(Int64(body.count), key: key)
         let now = configuration.currentTime()
         let info = EntryInfo(key: key, metadata: metadata, bodySize: Int64(body.count),
                              checksum: BlobFiles.checksum(body), storageClass: storageClass, isPinned: pinned,
@@ -61,7 +63,9 @@ extension CacheStore {
     /// file to `writer.fileURL` itself. Bodies up to `inlineThreshold` bytes are moved into the index instead.
     /// - Returns: the stored entry's information.
     /// - Throws: `CacheStoreError` — `.invalidArgument` for a writer of another store or one already finished, or
-    ///   a closed store (the writer is aborted), `.notFound` when the file is gone, `.diskFull`, `.io`, `.busy`.
+    ///   a closed store (the writer is aborted), `.notFound` when the file is gone, `.diskFull`, `.io`, `.busy`;
+    ///   `.entryTooLarge` when the body is over ``Configuration/entryByteLimit`` (nothing evicted; the writer's
+    ///   file is left for the caller to reclaim or abort).
     @discardableResult
     public func commit(_ writer: BodyWriter, metadata: Data, for key: StoreKey,
                        storageClass: StorageClass = .permanent, pinned: Bool = false) throws(CacheStoreError) -> EntryInfo {
@@ -80,6 +84,10 @@ extension CacheStore {
             cleanUp { writer.abort() }
             throw error
         }
+        // Over the entry limit: refused before anything is committed or evicted. The file stays where it is, so
+        // the caller can still deliver it (and then aborts the writer).
+        let pendingSize = (try? FileManager.default.attributesOfItem(atPath: writer.path)[.size] as? NSNumber)?.int64Value ?? 0
+        try requireWithinEntryLimit(max(writer.bytesWritten, pendingSize), key: key)
         let (size, crc) = try writer.finish(sync: configuration.durability == .powerLoss)
         let now = configuration.currentTime()
         let info = EntryInfo(key: key, metadata: metadata, bodySize: size, checksum: crc,
@@ -173,6 +181,13 @@ extension CacheStore {
             } catch {
                 log("sweep after writing \(key) failed: \(error)")
             }
+        }
+    }
+
+    /// Throws `.entryTooLarge` when a body of `size` bytes is over ``Configuration/entryByteLimit``.
+    func requireWithinEntryLimit(_ size: Int64, key: StoreKey) throws(CacheStoreError) {
+        if let limit = configuration.entryByteLimit, size > limit {
+            throw CacheStoreError(.entryTooLarge, "\(key): \(size) bytes, over the \(limit)-byte entry limit")
         }
     }
 

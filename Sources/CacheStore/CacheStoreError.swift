@@ -14,7 +14,7 @@ public struct CacheStoreError: Error, Sendable, CustomStringConvertible, Equatab
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         private enum Kind: Sendable, Hashable {
             case diskFull, permissionDenied, corruptIndex, io, invalidNamespace, notFound, busy, invalidArgument
-            case unsafeFile
+            case unsafeFile, entryTooLarge
         }
 
         private let kind: Kind
@@ -42,10 +42,13 @@ public struct CacheStoreError: Error, Sendable, CustomStringConvertible, Equatab
         /// A file or directory of the store is a symbolic link, a FIFO or another non-regular file where the store
         /// keeps its own files: someone else put it there, and the store refuses to follow or use it.
         public static let unsafeFile = Code(.unsafeFile)
+        /// The body is larger than the store's per-entry limit (`Configuration.entryByteLimit`): it was not stored
+        /// and nothing was evicted for it.
+        public static let entryTooLarge = Code(.entryTooLarge)
 
         /// The failure class in words, for messages: `disk full`, `permission denied`, `damaged index`,
         /// `I/O error`, `invalid namespace`, `not found`, `cache busy (locked by another process)`,
-        /// `invalid argument`, `unsafe file in the cache directory`.
+        /// `invalid argument`, `unsafe file in the cache directory`, `entry too large`.
         public var description: String {
             switch kind {
             case .diskFull: return "disk full"
@@ -57,6 +60,7 @@ public struct CacheStoreError: Error, Sendable, CustomStringConvertible, Equatab
             case .busy: return "cache busy (locked by another process)"
             case .invalidArgument: return "invalid argument"
             case .unsafeFile: return "unsafe file in the cache directory"
+            case .entryTooLarge: return "entry too large"
             }
         }
     }

@@ -334,6 +334,9 @@ final class StoreIndex {
     }
 
     /// Inserts or replaces the row of `row.info.key`; returns the blob id the old row used, if any.
+    ///
+    /// Pins survive replacement: the row is pinned when `row` asks for it or when any stored variant of the same
+    /// primary key is pinned (a new response for a pinned URL stays pinned).
     /// - Throws: `CacheStoreError` from SQLite.
     func upsert(_ row: IndexRow) throws(CacheStoreError) -> String? {
         let key = row.info.key
@@ -342,6 +345,10 @@ final class StoreIndex {
         old.bind(2, key.variant)
         let oldBlob = try old.step() ? old.string(0) : nil
         old.reset()
+        let pin = try db.prepare("SELECT 1 FROM entries WHERE primary_key = ? AND pinned = 1 LIMIT 1")
+        pin.bind(1, key.primary)
+        let primaryPinned = try pin.step()
+        pin.reset()
         let s = try db.prepare("""
             INSERT INTO entries(\(Self.columns), state) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, \(RowState.complete.rawValue))
             ON CONFLICT(primary_key, variant) DO UPDATE SET metadata = excluded.metadata, size = excluded.size,
@@ -356,7 +363,7 @@ final class StoreIndex {
         s.bind(4, info.bodySize)
         s.bind(5, Int64(info.checksum))
         s.bind(6, Int64(info.storageClass == .session ? 1 : 0))
-        s.bind(7, Int64(info.isPinned ? 1 : 0))
+        s.bind(7, Int64(info.isPinned || primaryPinned ? 1 : 0))
         s.bind(8, info.createdAt.timeIntervalSince1970)
         s.bind(9, info.lastAccessedAt.timeIntervalSince1970)
         if let blob = row.blobID { s.bind(10, blob) } else { s.bindNull(10) }

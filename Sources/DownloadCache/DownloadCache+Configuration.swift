@@ -18,6 +18,10 @@ extension DownloadCache {
         public var maxMemoryBytes: Int = 32 << 20
         /// Maximum number of stored responses; `nil` = unlimited.
         public var maxEntryCount: Int?
+        /// Bytes: a response whose body is larger is delivered but not stored, and nothing is evicted for it.
+        /// `nil` (the default) = one eighth of ``maxDiskBytes`` (128 MiB at the default 1 GiB); never more than
+        /// ``maxDiskBytes``. The limit in force is `storeConfiguration.entryByteLimit`.
+        public var maxEntryBytes: Int64?
         /// Seconds since last access after which an entry is dropped; `nil` = never. Default 7 days.
         public var maxAge: TimeInterval? = 7 * 86_400
         /// Parallel exchanges per origin (scheme, host, port) across all calls; the default transport also
@@ -128,6 +132,7 @@ extension DownloadCache {
             store.maxDiskBytes = maxDiskBytes
             store.maxMemoryBytes = maxMemoryBytes
             store.maxEntryCount = maxEntryCount
+            store.maxEntryBytes = maxEntryBytes
             store.maxAge = maxAge
             store.now = now
             store.busyTimeout = max(0, storeBusyTimeout)

@@ -27,7 +27,7 @@ extension DownloadCache {
         case .success(let held): data = held
         case .failure(let error): return .failure(error)
         }
-        let storability = options.writeToCache
+        var storability = options.writeToCache
             ? RFC9111.storability(request: original, response: head, mode: configuration.mode,
                                   ignoreServerCacheControl: options.ignoreServerCacheControl,
                                   targetedFields: configuration.effectiveTargetedFields)
@@ -36,6 +36,11 @@ extension DownloadCache {
         switch storability {
         case .store: note = "stored"
         case .doNotStore(let why): note = "not stored: \(why)"
+        }
+        if storability.isStorable, let limit = store.configuration.entryByteLimit, size > limit {
+            // Delivered, not stored: nothing is evicted to make room for a body over the per-entry limit.
+            storability = .doNotStore(reason: "body of \(size) bytes is over the \(limit)-byte entry limit (maxEntryBytes)")
+            note = "not stored: body of \(size) bytes is over the \(limit)-byte entry limit (maxEntryBytes)"
         }
         if storability.isStorable {
             if let secondary = RFC9111.secondaryKey(vary: head.headers, request: original.headers, secret: keySecret) {
