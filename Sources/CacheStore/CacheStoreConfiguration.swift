@@ -33,7 +33,7 @@ extension CacheStore {
         /// Maximum number of entries on disk; nil = unlimited (the default).
         public var maxEntryCount: Int?
         /// Maximum bytes of one body; a larger one is refused (`CacheStoreError.Code.entryTooLarge`) before anything
-        /// is written or evicted. `nil` (the default) = one eighth of `maxDiskBytes` (see ``entryByteLimit``).
+        /// is written or evicted. `nil` (the default) = no limit of its own (see ``entryByteLimit``).
         public var maxEntryBytes: Int64?
         /// Maximum seconds since an entry's last access before `trim()` deletes it; default 7 days; nil = no limit.
         public var maxAge: TimeInterval?
@@ -96,14 +96,10 @@ extension CacheStore {
         /// that died at that step.
         var faultSkipsCleanup: Bool = false
 
-        /// The per-entry limit in force, in bytes: `maxEntryBytes`, else one eighth of `maxDiskBytes`, never more
-        /// than `maxDiskBytes`; `nil` = unlimited (both unset). One eighth keeps room for eight bodies of the
-        /// largest size (URLCache's documented rule is stricter: a response "no larger than about 5% of the disk
-        /// cache size", URLSessionDataDelegate `urlSession(_:dataTask:willCacheResponse:completionHandler:)`;
-        /// a download cache holds fewer, larger files).
+        /// The per-entry limit in force, in bytes: `maxEntryBytes`, never more than `maxDiskBytes` (a body larger
+        /// than the whole store is never stored); `nil` = unlimited (both unset).
         public var entryByteLimit: Int64? {
-            let fraction = maxDiskBytes.map { max(0, $0) / 8 }
-            guard let explicit = maxEntryBytes else { return fraction }
+            guard let explicit = maxEntryBytes else { return maxDiskBytes.map { max(0, $0) } }
             return maxDiskBytes.map { min(max(0, explicit), max(0, $0)) } ?? max(0, explicit)
         }
 

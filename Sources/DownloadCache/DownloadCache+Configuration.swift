@@ -19,8 +19,12 @@ extension DownloadCache {
         /// Maximum number of stored responses; `nil` = unlimited.
         public var maxEntryCount: Int?
         /// Bytes: a response whose body is larger is delivered but not stored, and nothing is evicted for it.
-        /// `nil` (the default) = one eighth of ``maxDiskBytes`` (128 MiB at the default 1 GiB); never more than
-        /// ``maxDiskBytes``. The limit in force is `storeConfiguration.entryByteLimit`.
+        /// `nil` (the default) = one eighth of ``maxDiskBytes`` (128 MiB at the default 1 GiB; unlimited when
+        /// that is `nil`); never more than ``maxDiskBytes``. The limit in force is
+        /// `storeConfiguration.entryByteLimit`. One eighth keeps room for eight bodies of the largest size;
+        /// URLCache's documented rule is stricter (a response "no larger than about 5% of the disk cache size",
+        /// URLSessionDataDelegate `urlSession(_:dataTask:willCacheResponse:completionHandler:)`), but a download
+        /// cache holds fewer, larger files.
         public var maxEntryBytes: Int64?
         /// Seconds since last access after which an entry is dropped; `nil` = never. Default 7 days.
         public var maxAge: TimeInterval? = 7 * 86_400
@@ -132,7 +136,7 @@ extension DownloadCache {
             store.maxDiskBytes = maxDiskBytes
             store.maxMemoryBytes = maxMemoryBytes
             store.maxEntryCount = maxEntryCount
-            store.maxEntryBytes = maxEntryBytes
+            store.maxEntryBytes = maxEntryBytes ?? maxDiskBytes.map { max(0, $0) / 8 }
             store.maxAge = maxAge
             store.now = now
             store.busyTimeout = max(0, storeBusyTimeout)
