@@ -223,7 +223,8 @@ package enum GetCommand: Command {
     }
 
     /// ` (a stale copy is stored: --fallback-to-cache serves it)` when the origin could not be reached, the
-    /// call did not ask for the fallback, and the store holds an entry for the URL; else "".
+    /// call did not ask for the fallback, and the store holds an entry for the URL that the fallback would
+    /// serve (RFC 9111 §4.2.4: not one whose must-revalidate or no-cache forbids serving it stale); else "".
     static func staleCopyHint(_ error: DownloadError, request: CacheRequest, options: RequestOptions,
                               cache: DownloadCache) -> String {
         switch error.code {
@@ -233,9 +234,22 @@ package enum GetCommand: Command {
         }
         // A redirect target failed: the stored copies of the requested URL do not stand in for it.
         if let failed = error.url, failed != request.url { return "" }
-        guard !options.fallbackToCacheIfLoadFails, options.readFromCache, options.policy != .reload, request.method.uppercased() == "GET",
-              !cache.entryDescriptions(for: request.url).isEmpty else { return "" }
-        return " (a stale copy is stored: --fallback-to-cache serves it)"
+        guard !options.fallbackToCacheIfLoadFails, options.readFromCache, options.policy != .reload, request.method.uppercased() == "GET"
+        else { return "" }
+        let configuration = cache.configuration
+        let fallback = EvaluationOptions(mode: configuration.mode, policy: options.policy,
+                                         ignoreServerCacheControl: options.ignoreServerCacheControl,
+                                         lifetimeOverride: options.expiration.lifetime,
+                                         fallbackToCacheIfLoadFails: true,
+                                         targetedFields: configuration.effectiveTargetedFields)
+        let now = configuration.now()
+        let servable = cache.entryDescriptions(for: request.url).contains { entry in
+            guard entry.method == "GET" else { return false }
+            if case .useStored = RFC9111.errorDecision(stored: entry.stored, request: request, now: now,
+                                                       options: fallback, status: nil) { return true }
+            return false
+        }
+        return servable ? " (a stale copy is stored: --fallback-to-cache serves it)" : ""
     }
 
     /// Streams the body (in memory or a file) to `sink`; with `decoding`, a gzip or deflate `Content-Encoding`

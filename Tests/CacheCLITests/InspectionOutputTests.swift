@@ -68,6 +68,29 @@ import HTTPCacheSemantics
         #expect(served.out == "old")
     }
 
+    @Test func unreachableOriginWithAMustRevalidateCopyDoesNotOfferFallbackToCache() async throws {
+        let origin = try await OriginServer.start()
+        let cli = try CLIHarness()
+        defer { origin.stop(); cli.cleanUp() }
+        try await origin.configure(path: "/strict", headers: [("Cache-Control", "max-age=0, must-revalidate")], body: "old")
+        try await origin.configure(path: "/revalidated", headers: [("Cache-Control", "no-cache")], body: "old")
+        let strict = origin.url("/strict").absoluteString
+        let revalidated = origin.url("/revalidated").absoluteString
+        #expect(await cli.run(["get", strict]).code == 0)
+        #expect(await cli.run(["get", revalidated]).code == 0)
+        origin.stop()
+
+        for url in [strict, revalidated] {
+            let refused = await cli.run(["get", url])
+            #expect(refused.code == 7)
+            #expect(refused.err.hasPrefix("Error: network error: cannot connect to the origin for \(url)"))
+            #expect(!refused.err.contains("--fallback-to-cache"), "\(refused.err)")
+            let fallback = await cli.run(["get", "--fallback-to-cache", url])
+            #expect(fallback.code == 7)
+            #expect(fallback.out.isEmpty)
+        }
+    }
+
     @Test func statsLabelsHitsAndMissesAsLifetimeTotals() async throws {
         let origin = try await OriginServer.start()
         defer { origin.stop() }
