@@ -20,6 +20,7 @@
 # --install      install what is missing with apt-get (root or sudo) without asking
 # --limit N      use only the first N files (sorted by path); the CI-sized run uses --limit 200
 # --concurrency  prefetch and curl parallelism (default 6, the client's default)
+# --touch N      how many files step 5 touches (default 5; one of them also gets new bytes)
 # --release      build and use the release binary (default: debug); DLCACHE_BIN=/path/to/dlcache overrides both;
 #                DLCACHE_SCRATCH=DIR builds with --scratch-path DIR
 # --keep         keep the temp dir (cache, logs, config) for inspection

@@ -18,7 +18,8 @@ package enum GetCommand: Command {
 
         --expires-in replaces the server's freshness lifetime (max-age, s-maxage, Expires, heuristics), but a \
         response marked 'no-cache' still has to be revalidated with the origin on every use unless \
-        --ignore-cache-control is given too.
+        --ignore-cache-control is given too. The lifetime is stored with the entry: later runs without \
+        --expires-in keep it, and a 304 revalidation starts it again; --policy reload stores the server's again.
 
         --session stores a session entry, which the next process that opens the cache drops: for the CLI it \
         means "this process only": the entry is written, then dropped by the next dlcache run. Session storage is \

@@ -250,7 +250,7 @@ public final class DownloadCache: Sendable {
             }
             hops += 1
             if hops > limit {
-                throw DownloadError(.tooManyRedirects, "more than \(limit) redirects from \(request.url.absoluteString)")
+                throw DownloadError(.tooManyRedirects, "more than \(limit) \(limit == 1 ? "redirect" : "redirects") followed")
             }
             followed.append(RedirectHop(url: current.url, status: result.status, location: next, source: result.source))
             current = Self.redirected(current, to: next, status: result.status, options: &hopOptions)

@@ -80,8 +80,13 @@ import CacheTestSupport
         let url = origin.url("/h0").absoluteString
         let tooFew = await cli.run(["get", "--max-redirs", "2", url])
         #expect(tooFew.code == 47)
-        #expect(tooFew.err.contains("more than 2 redirects"), "\(tooFew.err)")
+        #expect(tooFew.err.contains("more than 2 redirects followed"), "\(tooFew.err)")
         #expect(try await origin.hits("/h3").total == 0)
+        // One number, one mention of the URL, and the singular for one.
+        let one = await cli.run(["get", "--max-redirs", "1", url])
+        #expect(one.code == 47)
+        #expect(one.err.contains("(more than 1 redirect followed)"), "\(one.err)")
+        #expect(one.err.components(separatedBy: url).count == 2, "\(one.err)")
         let enough = await cli.run(["get", "--max-redirs", "3", url])
         #expect(enough.code == 0)
         #expect(enough.out == "done")
