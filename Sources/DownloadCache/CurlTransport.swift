@@ -4,6 +4,7 @@ import Foundation
 import HTTPCacheSemantics
 import CacheStore
 import SharedTier
+import Synchronization
 
 /// An ``HTTPTransport`` on libcurl's multi interface for Linux: responses arrive exactly as the origin sent
 /// them, which URLSession on Linux cannot promise.
@@ -47,7 +48,16 @@ public final class CurlTransport: HTTPTransport, Sendable {
     public let smallBodyLimit: Int64
     /// The certificates trusted for `https://` origins (default ``TLSTrust/system``).
     public let trust: TLSTrust
-    private let loop: CurlEventLoop?
+    private let maxConnectionsPerHost: Int
+    /// The libcurl multi handle and its thread, made by the first ``send(_:bodyFile:progress:)``: a process that
+    /// answers from the cache never starts them (nor initialises libcurl and its TLS library). `nil` inside
+    /// `.made` when libcurl could not create a multi handle.
+    private let loopState = Mutex<LoopState>(.notMade)
+
+    private enum LoopState {
+        case notMade
+        case made(CurlEventLoop?)
+    }
 
     /// Creates a transport with its own libcurl multi handle and event-loop thread.
     /// - Parameters:
@@ -67,16 +77,29 @@ public final class CurlTransport: HTTPTransport, Sendable {
         self.connectTimeout = connectTimeout
         self.idleTimeout = idleTimeout
         self.userAgent = userAgent
-        self.loop = CurlEventLoop(maxConnectionsPerHost: maxConnectionsPerHost)
+        self.maxConnectionsPerHost = maxConnectionsPerHost
     }
 
     deinit {
-        loop?.shutdown()
+        if case .made(let loop) = loopState.withLock({ $0 }) { loop?.shutdown() }
+    }
+
+    /// The event loop, made on first use.
+    private var loop: CurlEventLoop? {
+        loopState.withLock { state in
+            if case .made(let loop) = state { return loop }
+            let loop = CurlEventLoop(maxConnectionsPerHost: maxConnectionsPerHost)
+            state = .made(loop)
+            return loop
+        }
     }
 
     /// Connections opened so far by finished transfers (kept-alive reuse keeps this well below the number
     /// of requests); for tests and diagnostics.
-    public var connectionsOpened: Int { loop?.connectionsOpened ?? 0 }
+    public var connectionsOpened: Int {
+        if case .made(let loop) = loopState.withLock({ $0 }) { return loop?.connectionsOpened ?? 0 }
+        return 0
+    }
 
     /// Sends `request` and streams the body into `bodyFile`; see ``HTTPTransport/send(_:bodyFile:progress:)``.
     ///
