@@ -49,11 +49,7 @@ package enum StatsCommand: Command {
                 "maxDiskBytes": limits.maxDiskBytes.map { $0 as Any } ?? NSNull(),
                 "maxEntryBytes": limits.entryByteLimit.map { $0 as Any } ?? NSNull(),
             ]
-            if let shared {
-                var tier: [String: Any] = ["url": shared.description, "reachable": problem == nil]
-                if let problem { tier["problem"] = problem }
-                object["sharedTier"] = tier
-            }
+            if let shared { object["sharedTier"] = sharedTierObject(shared, problem: problem) }
             context.console.out(try JSONOutput.line(object))
             return 0
         }
@@ -67,11 +63,7 @@ package enum StatsCommand: Command {
             ["limits:", "max disk \(limits.maxDiskBytes.map(Self.limitText) ?? "unlimited"), max entry "
                 + "\(limits.entryByteLimit.map(Self.limitText) ?? "unlimited") (this run's --max-disk / --max-entry, else the defaults)"],
         ]
-        if let shared {
-            // The problem may quote the Redis server's own error text: escaped, so a hostile server cannot act on the terminal.
-            rows.append(["shared tier:", shared.description
-                + (problem.map { " unavailable (\(TerminalText.escaped($0))); fetches work without it" } ?? " reachable")])
-        }
+        if let shared { rows.append(sharedTierRow(shared, problem: problem, note: "; fetches work without it")) }
         context.console.out(Formatting.table(rows), terminator: "")
         return 0
     }
@@ -89,18 +81,29 @@ package enum StatsCommand: Command {
         let problem = await tier.probe()
         let directory = location.directory.appendingPathComponent(location.namespace).path
         if parsed.flag("json") {
-            var sharedTier: [String: Any] = ["url": shared.description, "reachable": problem == nil]
-            if let problem { sharedTier["problem"] = problem }
             let object: [String: Any] = ["entries": 0, "bytes": 0, "directory": directory, "cacheExists": false,
-                                         "sharedTier": sharedTier]
+                                         "sharedTier": sharedTierObject(shared, problem: problem)]
             context.console.out(try JSONOutput.line(object))
             return 0
         }
         let rows = [
             ["directory:", directory + " (no cache here yet)"],
-            ["shared tier:", shared.description + (problem.map { " unavailable (\(TerminalText.escaped($0)))" } ?? " reachable")],
+            sharedTierRow(shared, problem: problem, note: ""),
         ]
         context.console.out(Formatting.table(rows), terminator: "")
         return 0
+    }
+
+    /// The `--json` member for the shared tier: url, reachable, and the problem when it is not.
+    static func sharedTierObject(_ shared: SharedTierConfiguration, problem: String?) -> [String: Any] {
+        var tier: [String: Any] = ["url": shared.description, "reachable": problem == nil]
+        if let problem { tier["problem"] = problem }
+        return tier
+    }
+
+    /// The text row for the shared tier; `note` follows the problem. The problem may quote the Redis server's
+    /// own error text: escaped, so a hostile server cannot act on the terminal.
+    static func sharedTierRow(_ shared: SharedTierConfiguration, problem: String?, note: String) -> [String] {
+        ["shared tier:", shared.description + (problem.map { " unavailable (\(TerminalText.escaped($0)))\(note)" } ?? " reachable")]
     }
 }

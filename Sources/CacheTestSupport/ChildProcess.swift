@@ -38,6 +38,7 @@ public final class ChildProcess: Sendable {
             }
         }
 
+        /// `exit N` or `signal N`, for test messages.
         public var description: String {
             switch self {
             case .exited(let code): "exit \(code)"

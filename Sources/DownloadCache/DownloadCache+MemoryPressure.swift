@@ -8,7 +8,7 @@ extension DownloadCache {
     /// body from disk and verify it). Called on ``Configuration/memoryWarningNotifications`` (UIKit's memory
     /// warning by default); call it yourself on other signs of memory pressure.
     public func handleMemoryWarning() {
-        store.dropMemoryTier()
+        MemoryPressureObservers.memoryWarning(store)
     }
 
     /// Shrinks the memory tier to a quarter of ``Configuration/maxMemoryBytes``, keeping the most recently used
@@ -16,7 +16,7 @@ extension DownloadCache {
     /// entering-background and will-terminate by default): a backgrounded app that holds less memory is ended
     /// later by the system.
     public func handleEnteringBackground() {
-        store.trimMemoryTier(toFraction: 0.25)
+        MemoryPressureObservers.enteringBackground(store)
     }
 }
 
@@ -30,9 +30,19 @@ struct MemoryPressureObservers: Sendable {
     init(_ configuration: DownloadCache.Configuration, store: CacheStore) {
         warning = MemoryPressureObserver(center: configuration.notificationCenter,
                                          names: configuration.memoryWarningNotifications)
-        warning.setHandler { store.dropMemoryTier() }
+        warning.setHandler { Self.memoryWarning(store) }
         background = MemoryPressureObserver(center: configuration.notificationCenter,
                                             names: configuration.backgroundNotifications)
-        background.setHandler { store.trimMemoryTier(toFraction: 0.25) }
+        background.setHandler { Self.enteringBackground(store) }
+    }
+
+    /// What a memory warning does: the memory tier is emptied.
+    static func memoryWarning(_ store: CacheStore) {
+        store.dropMemoryTier()
+    }
+
+    /// What entering the background does: the memory tier keeps its most recently used quarter.
+    static func enteringBackground(_ store: CacheStore) {
+        store.trimMemoryTier(toFraction: 0.25)
     }
 }
