@@ -56,6 +56,26 @@ extension BlobFiles {
         }
     }
 
+    /// The crc32 of `count` bytes of `fd` from `offset`, continuing `seed`; returns the bytes read (fewer only
+    /// when the file is shorter) and the checksum. Read in 1 MiB chunks.
+    /// - Throws: `CacheStoreError` from `read`.
+    static func checksum(fd: Int32, from offset: Int64, count: Int64, seed: UInt32,
+                         path: String) throws(CacheStoreError) -> (count: Int64, crc: UInt32) {
+        let chunk = 1 << 20
+        let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: chunk)
+        defer { buffer.deallocate() }
+        var crc = uLong(seed)
+        var done: Int64 = 0
+        while done < count {
+            let n = cs_read_at(fd, buffer, Int(min(Int64(chunk), count - done)), offset + done)
+            if n < 0 { throw CacheStoreError.posix(cs_errno(), "read \(path)") }
+            if n == 0 { break }
+            crc = crc32_z(crc, buffer, z_size_t(n))
+            done += n
+        }
+        return (done, UInt32(truncatingIfNeeded: crc))
+    }
+
     /// Size in bytes and zlib crc32 of the regular file `name` in the directory `fd`, read in 1 MiB chunks.
     /// - Throws: `CacheStoreError` from `open`/`read` (`.unsafeFile` for a symbolic link or non-regular file).
     static func sizeAndChecksum(_ fd: Int32, _ name: String, path: String) throws(CacheStoreError) -> (size: Int64, crc: UInt32) {

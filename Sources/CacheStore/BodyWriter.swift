@@ -27,13 +27,13 @@ public final class BodyWriter: Sendable {
     let storeID: ObjectIdentifier
     let state: Mutex<State>
 
-    init(fd: Int32, name: String, files: BlobFiles, storeID: ObjectIdentifier) {
+    init(fd: Int32, name: String, files: BlobFiles, storeID: ObjectIdentifier, verified: Int64 = 0, crc: UInt32 = 0) {
         self.name = name
         self.files = files
         self.path = files.tmpPath + "/" + name
         self.fileURL = URL(fileURLWithPath: path)
         self.storeID = storeID
-        self.state = Mutex(State(fd: fd))
+        self.state = Mutex(State(fd: fd, bytesWritten: verified, crc: crc))
     }
 
     deinit {
@@ -43,8 +43,39 @@ public final class BodyWriter: Sendable {
         }
     }
 
-    /// Bytes appended through `write(_:)` so far.
+    /// Bytes counted in the running checksum so far: appended through `write(_:)`, taken over from a resumed
+    /// partial, or read back by ``checkpoint(sync:)``.
     public var bytesWritten: Int64 { state.withLock { $0.bytesWritten } }
+
+    /// Counts the bytes written through ``fileDescriptor`` since the last count into the running checksum: reads
+    /// them back (they are in the page cache), after an fsync when `sync`. Returns the bytes counted so far and
+    /// their crc32 — the prefix of the file a partial may keep.
+    /// - Throws: `CacheStoreError` from fstat, fsync or read; `.invalidArgument` after commit or abort.
+    @discardableResult
+    public func checkpoint(sync: Bool) throws(CacheStoreError) -> (verified: Int64, crc: UInt32) {
+        try state.withLock { (state: inout State) throws(CacheStoreError) -> (verified: Int64, crc: UInt32) in
+            guard !state.finished, state.fd >= 0 else {
+                throw CacheStoreError(.invalidArgument, "checkpoint of a body writer that was committed or aborted")
+            }
+            var info = cs_file_info()
+            guard cs_stat_fd(state.fd, &info) == 0 else { throw CacheStoreError.posix(cs_errno(), "fstat \(path)") }
+            if sync, info.size > state.bytesWritten { try BlobFiles.sync(state.fd, path: path) }
+            try countTail(&state, upTo: info.size)
+            return (state.bytesWritten, state.crc)
+        }
+    }
+
+    /// Reads the file from `state.bytesWritten` to `size` into the running checksum (through a descriptor opened
+    /// for reading without following a link).
+    private func countTail(_ state: inout State, upTo size: Int64) throws(CacheStoreError) {
+        guard size > state.bytesWritten else { return }
+        let reader = try BlobFiles.openForReading(files.handles.tmp, name, path: path)
+        defer { _ = cs_close(reader) }
+        let (count, crc) = try BlobFiles.checksum(fd: reader, from: state.bytesWritten, count: size - state.bytesWritten,
+                                                  seed: state.crc, path: path)
+        state.bytesWritten += count
+        state.crc = crc
+    }
 
     /// Appends `chunk` to the temporary file.
     /// - Throws: `CacheStoreError` — `.diskFull` on `ENOSPC`, `.invalidArgument` after commit or abort, `.io`.
@@ -106,10 +137,12 @@ public final class BodyWriter: Sendable {
                 throw CacheStoreError.posix(cs_errno(), "stat \(path)")
             }
             let sameFile = fdValid && written.inode == current.inode && written.device == current.device
-                && current.size == state.bytesWritten
+                && current.size >= state.bytesWritten
             let result: (size: Int64, crc: UInt32)
             if sameFile {
                 if sync { try BlobFiles.sync(state.fd, path: path) }
+                // Bytes the transport wrote through the descriptor after the last checkpoint: only they are read.
+                try countTail(&state, upTo: current.size)
                 result = (state.bytesWritten, state.crc)
             } else {
                 // A file the caller put there: opened without following a link, regular files only.

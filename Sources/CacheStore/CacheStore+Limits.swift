@@ -32,15 +32,22 @@ extension CacheStore {
     /// - Throws: `CacheStoreError` from the index.
     func enforceLimits(now: Date, includeAge: Bool) throws(CacheStoreError) {
         let maxAge = includeAge ? configuration.maxAge : nil
-        let removed = try writeTransaction { (index: StoreIndex) throws(CacheStoreError) -> [RemovedRow] in
+        let (removed, partialFiles) = try writeTransaction { (index: StoreIndex) throws(CacheStoreError) -> ([RemovedRow], [String]) in
             var removed: [RemovedRow] = []
-            if let maxAge { removed += try index.deleteUnused(before: now.timeIntervalSince1970 - maxAge) }
+            var partialFiles: [String] = []
+            if let maxAge {
+                removed += try index.deleteUnused(before: now.timeIntervalSince1970 - maxAge)
+                partialFiles += try index.deleteUnusedPartials(before: now.timeIntervalSince1970 - maxAge)
+            }
+            // Partials go first: an interrupted body never costs a complete entry its place.
+            partialFiles += try evictPartials(index, keeping: nil)
             removed += try evictLeastRecentlyUsed(index)
-            return removed
+            return (removed, partialFiles)
         }
         for item in removed {
             if let blob = item.blobID { files.removeBlob(blob) }
         }
+        for file in partialFiles { files.removeTemporary(file) }
         if !removed.isEmpty {
             let keys = Set(removed.map(\.key))
             memory.remove { keys.contains($0) }

@@ -6,8 +6,8 @@ import CacheSystem
 /// Locking protocol for several processes on one namespace directory:
 /// - Every open store holds a shared `flock` on `<namespace>/lock` for its whole life.
 /// - Opening first tries an exclusive, non-blocking `flock`. Only a process that gets it — so no other process
-///   has the namespace open and no write can be in flight — runs the destructive recovery: empty `tmp/`, delete
-///   pending and session rows and rows unused for longer than `maxAge`, and after an unclean shutdown (a marker
+///   has the namespace open and no write can be in flight — runs the destructive recovery: empty `tmp/` (but
+///   for the files of partial entries, each cut to its verified prefix), delete pending and session rows and rows unused for longer than `maxAge`, and after an unclean shutdown (a marker
 ///   left in `sessions/`) or a rebuilt index, delete rows whose blob is missing and blobs no row names, then
 ///   recompute the totals. It then downgrades to
 ///   the shared lock. A process that does not get the exclusive lock waits for a shared one and skips recovery, so
@@ -218,7 +218,7 @@ extension CacheStore {
             guard let version = try index.recordedSchemaVersion() else {
                 throw CacheStoreError(.corruptIndex, "\(files.indexPath) is empty and cannot be set up read-only")
             }
-            guard version == StoreIndex.schemaVersion else {
+            guard StoreIndex.readableSchemaVersions.contains(version) else {
                 throw CacheStoreError(.corruptIndex, "index schema version \(version), this code reads "
                     + "\(StoreIndex.schemaVersion) (read-only: left in place)")
             }
@@ -244,10 +244,14 @@ extension CacheStore {
         do throws(CacheStoreError) {
             let index = try StoreIndex(path: files.indexPath, busyTimeout: configuration.busyTimeout)
             let version = try index.recordedSchemaVersion()
-            if let version, version != StoreIndex.schemaVersion {
+            if let version, !StoreIndex.readableSchemaVersions.contains(version) {
                 throw CacheStoreError(.corruptIndex, "index schema version \(version), this code reads \(StoreIndex.schemaVersion)")
             }
             try index.setUp()
+            if let version, version != StoreIndex.schemaVersion {
+                try index.migrate(from: version)
+                log("index migrated from schema version \(version) to \(StoreIndex.schemaVersion)")
+            }
             return (index, false)
         } catch {
             guard error.code == .corruptIndex, exclusive else { throw error }
@@ -269,7 +273,8 @@ extension CacheStore {
     /// Destructive recovery, run only under the exclusive lock (see the type's comment).
     private static func recover(_ index: StoreIndex, _ files: BlobFiles, _ configuration: Configuration,
                                 rebuilt: Bool, log: (String) -> Void) throws(CacheStoreError) {
-        let temporary = BlobFiles.list(files.handles.tmp)
+        let keptPartials = try recoverPartials(index, files, log: log)
+        let temporary = BlobFiles.list(files.handles.tmp).filter { !keptPartials.contains($0) }
         for name in temporary { _ = BlobFiles.removeAnything(files.handles.tmp, name) }
         let deadSessions = BlobFiles.list(files.handles.sessions)
         for name in deadSessions { _ = BlobFiles.removeAnything(files.handles.sessions, name) }
@@ -313,6 +318,34 @@ extension CacheStore {
             log("recovery\(unclean ? " after an unclean shutdown" : ""): removed \(temporary.count) temporary file(s), "
                 + "\(deletedRows) pending/session/expired row(s), \(missing) row(s) without a body, \(orphans) orphan blob(s)")
         }
+    }
+
+    /// Keeps the partial entries (see `CacheStore+Partials.swift`) whose file in `tmp/` is a regular file at
+    /// least as long as its verified prefix, cut to that prefix (bytes after the last checkpoint were never
+    /// checksummed); deletes the other partial rows and releases every owner (no store has the namespace open).
+    /// The prefix's checksum is checked when the partial is resumed. Returns the file names kept.
+    private static func recoverPartials(_ index: StoreIndex, _ files: BlobFiles,
+                                        log: (String) -> Void) throws(CacheStoreError) -> Set<String> {
+        var kept = Set<String>()
+        var dropped = 0
+        try index.db.transaction { () throws(CacheStoreError) in
+            for row in try index.allPartials() {
+                let fd = cs_open_file_at(files.handles.tmp, row.file, CS_OPEN_READ_WRITE, CS_OPEN_EXISTING, 0)
+                var info = cs_file_info()
+                let usable = fd >= 0 && cs_stat_fd(fd, &info) == 0 && info.size >= row.verified && row.verified > 0
+                    && (info.size == row.verified || cs_truncate(fd, row.verified) == 0)
+                if fd >= 0 { _ = cs_close(fd) }
+                if usable {
+                    kept.insert(row.file)
+                } else {
+                    try index.deletePartial(file: row.file)
+                    dropped += 1
+                }
+            }
+            try index.releaseAllPartials()
+        }
+        if dropped > 0 { log("recovery: removed \(dropped) partial entr\(dropped == 1 ? "y" : "ies") without a usable body") }
+        return kept
     }
 
     /// The namespaces stored under `directory` (subdirectories with a valid name holding an index), sorted.

@@ -150,11 +150,16 @@ extension CacheStore {
         let key = row.info.key
         let oldBlob: String?
         let overLimit: Bool
+        let idlePartial: String?
         do {
             if let step { try fault(step) }
-            (oldBlob, overLimit) = try writeTransaction { (index: StoreIndex) throws(CacheStoreError) -> (String?, Bool) in
+            (oldBlob, overLimit, idlePartial) = try writeTransaction {
+                (index: StoreIndex) throws(CacheStoreError) -> (String?, Bool, String?) in
                 let old = try index.upsert(row)
-                return (old, isOverLimit(try index.totals()))
+                // The complete response supersedes a partial of the same key (a resumed one is this very body).
+                let partial = try index.partial(for: key)
+                if partial != nil { try index.deletePartial(key) }
+                return (old, isOverLimit(try index.totals()), partial?.owner == nil ? partial?.file : nil)
             }
         } catch {
             memory.remove(key)
@@ -162,6 +167,7 @@ extension CacheStore {
             throw error
         }
         if let memoryEntry { memory.insert(memoryEntry) } else { memory.remove(key) }
+        if let idlePartial { files.removeTemporary(idlePartial) }
         do throws(CacheStoreError) {
             do {
                 try fault("index-committed")
@@ -241,34 +247,40 @@ extension CacheStore {
     public func remove(_ key: StoreKey) throws(CacheStoreError) {
         memory.remove(key)
         try deleteRows { (index: StoreIndex) throws(CacheStoreError) in try index.delete(key) }
+        try removePartial(for: key)
     }
 
-    /// Deletes every variant of `primary` (invalidation, RFC 9111 §4.4).
+    /// Deletes every variant of `primary` (invalidation, RFC 9111 §4.4), partial entries included.
     /// - Throws: `CacheStoreError` — `.io`, `.busy`, `.corruptIndex`;
     ///   `.permissionDenied` (read-only store), `.invalidArgument` (closed store).
     public func removeAll(forPrimaryKey primary: String) throws(CacheStoreError) {
         memory.remove { $0.primary == primary }
-        try deleteRows { (index: StoreIndex) throws(CacheStoreError) in try index.deleteVariants(of: primary) }
+        try deleteRows(partialsOf: primary) { (index: StoreIndex) throws(CacheStoreError) in try index.deleteVariants(of: primary) }
     }
 
-    /// Deletes every entry of this namespace, pinned ones included.
+    /// Deletes every entry of this namespace, pinned ones and partial ones included.
     /// - Throws: `CacheStoreError` — `.io`, `.busy`, `.corruptIndex`;
     ///   `.permissionDenied` (read-only store), `.invalidArgument` (closed store).
     public func removeAll() throws(CacheStoreError) {
         memory.remove(where: nil)
-        try deleteRows { (index: StoreIndex) throws(CacheStoreError) in try index.deleteAll() }
+        try deleteRows(partialsOf: .some(nil)) { (index: StoreIndex) throws(CacheStoreError) in try index.deleteAll() }
     }
 
-    /// Runs the index deletion `delete` in one write transaction, then deletes the blob files of the rows it
-    /// removed; returns their keys.
+    /// Runs the index deletion `delete` in one write transaction (with the partials of the primary key
+    /// `partialsOf` when given, `.some(nil)` meaning every partial), then deletes the blob files of the rows it
+    /// removed and the files of the idle partials; returns the keys of the complete rows.
     @discardableResult
-    func deleteRows(_ delete: (StoreIndex) throws(CacheStoreError) -> [RemovedRow]) throws(CacheStoreError) -> [StoreKey] {
-        let removed = try writeTransaction { (index: StoreIndex) throws(CacheStoreError) -> [RemovedRow] in
-            try delete(index)
+    func deleteRows(partialsOf primary: String?? = nil,
+                    _ delete: (StoreIndex) throws(CacheStoreError) -> [RemovedRow]) throws(CacheStoreError) -> [StoreKey] {
+        let (removed, partialFiles) = try writeTransaction { (index: StoreIndex) throws(CacheStoreError) -> ([RemovedRow], [String]) in
+            let rows = try delete(index)
+            guard let primary else { return (rows, []) }
+            return (rows, try index.deletePartials(of: primary))
         }
         for item in removed {
             if let blob = item.blobID { files.removeBlob(blob) }
         }
+        for file in partialFiles { files.removeTemporary(file) }
         return removed.map(\.key)
     }
 }

@@ -30,8 +30,11 @@ enum RowState: Int64 {
 /// change, so they cannot drift from `SUM(size)`; they are recomputed anyway after an unclean shutdown.
 /// Not thread-safe: `CacheStore` holds its lock around every call.
 final class StoreIndex {
-    /// The schema this code writes and reads.
-    static let schemaVersion = 1
+    /// The schema this code writes and reads: 2 adds the `partials` table to version 1's tables.
+    static let schemaVersion = 2
+    /// Older schemas this code opens: a writable open migrates them (``migrate(from:)``), a read-only one reads
+    /// them as they are (no partials).
+    static let readableSchemaVersions: Set<Int> = [1, 2]
 
     let db: SQLiteConnection
     /// Access times recorded by reads, written in the next transaction (seconds since 1970).
@@ -122,6 +125,19 @@ final class StoreIndex {
             CREATE TRIGGER IF NOT EXISTS entries_resize AFTER UPDATE OF size ON entries BEGIN
                 UPDATE totals SET bytes = bytes - OLD.size + NEW.size WHERE id = 1; END;
             """)
+            try createPartialsTable()
+        }
+    }
+
+    /// Brings an index of schema `version` (one of ``readableSchemaVersions``) to ``schemaVersion`` after
+    /// ``setUp()`` created the missing tables: version 1 lacks only the `partials` table, so every stored entry
+    /// is kept as it is.
+    /// - Throws: `CacheStoreError` from SQLite.
+    func migrate(from version: Int) throws(CacheStoreError) {
+        guard version != Self.schemaVersion else { return }
+        try db.transaction { () throws(CacheStoreError) in
+            try createPartialsTable()
+            try setSchemaVersion(Self.schemaVersion)
         }
     }
 

@@ -1,0 +1,215 @@
+import Foundation
+import CacheSystem
+
+/// What the index knows about a partial entry: the first bytes of a body whose transfer did not finish, kept so
+/// the next transfer can ask only for the rest.
+public struct PartialEntryInfo: Sendable, Hashable {
+    /// The key the complete response would be stored under.
+    public var key: StoreKey
+    /// The caller's metadata bytes (the HTTP layer stores the response head here), returned unchanged.
+    public var metadata: Data
+    /// Bytes of the body on disk whose crc32 is recorded: only these count when the transfer is resumed.
+    public var verifiedBytes: Int64
+    /// True while a transfer of a live store is writing the body.
+    public var isInProgress: Bool
+    /// When the partial was started.
+    public var createdAt: Date
+    /// When its transfer last recorded progress; eviction of partials and `maxAge` use it.
+    public var lastAccessedAt: Date
+}
+
+/// Partial entries: a body being received is registered under its key as soon as its response head is known
+/// (``beginPartial(_:metadata:for:)``), its verified prefix is recorded every few megabytes
+/// (``checkpointPartial(_:)``: the bytes since the last checkpoint are read back into the running crc32, after an
+/// fsync with ``Durability/powerLoss``), and a transfer that stops early leaves it behind
+/// (``keepPartial(_:)``). A later transfer continues the same file (``resumePartial(for:)``) and commits it as a
+/// complete entry with ``commit(_:metadata:for:storageClass:pinned:)``, which deletes the partial in the same
+/// transaction.
+///
+/// A partial lives in `tmp/` under the name its row records; recovery at an exclusive open keeps such a file,
+/// cut to its verified length, and deletes every other file there. Partials count against `maxDiskBytes` and
+/// are evicted before any complete entry; one never causes a complete entry to be evicted. A store that cannot
+/// write (read-only, closed, unavailable) has none: every call here is then a no-op returning nil/empty/false.
+extension CacheStore {
+    /// Registers `writer`'s file as the partial of `key` (replacing any other partial of `key`, whose file is
+    /// deleted), owned by this store until ``keepPartial(_:)``; its verified bytes are those the writer has
+    /// counted (0, or the resumed prefix).
+    /// - Throws: `CacheStoreError` from the index; `.permissionDenied` (read-only), `.invalidArgument` (closed).
+    public func beginPartial(_ writer: BodyWriter, metadata: Data, for key: StoreKey) throws(CacheStoreError) {
+        let now = configuration.currentTime().timeIntervalSince1970
+        let row = PartialRow(key: key, metadata: metadata, file: writer.name, verified: writer.bytesWritten,
+                             crc: writer.state.withLock { $0.crc }, owner: sessionMarker, created: now, accessed: now)
+        let replaced = try writeTransaction { (index: StoreIndex) throws(CacheStoreError) -> String? in
+            try index.upsertPartial(row)
+        }
+        if let replaced { files.removeTemporary(replaced) }
+    }
+
+    /// Records how much of `writer`'s partial is verified now (``BodyWriter/checkpoint(sync:)``); returns that
+    /// count, or nil when the partial is no longer kept: removed meanwhile (evicted, purged), over the entry
+    /// limit, or over `maxDiskBytes` once every other idle partial was evicted. The transfer goes on either way.
+    /// - Throws: `CacheStoreError` from the checkpoint or the index.
+    @discardableResult
+    public func checkpointPartial(_ writer: BodyWriter) throws(CacheStoreError) -> Int64? {
+        try requireWritable()
+        let (verified, crc) = try writer.checkpoint(sync: configuration.durability == .powerLoss)
+        if let limit = configuration.entryByteLimit, verified > limit {
+            try dropPartial(file: writer.name)
+            return nil
+        }
+        let now = configuration.currentTime().timeIntervalSince1970
+        let evicted = try writeTransaction { (index: StoreIndex) throws(CacheStoreError) -> [String]? in
+            guard try index.updatePartial(file: writer.name, verified: verified, crc: crc, owner: sessionMarker,
+                                          accessed: now) > 0 else { return nil }
+            return try evictPartials(index, keeping: writer.name)
+        }
+        guard let evicted else { return nil }
+        for file in evicted where file != writer.name { files.removeTemporary(file) }
+        return evicted.contains(writer.name) ? nil : verified
+    }
+
+    /// Ends this store's transfer into `writer` and leaves its verified prefix as the partial of its key (the
+    /// file is kept; the writer is detached). Returns the verified bytes kept, or nil when nothing is kept (no
+    /// partial row any more, nothing verified, or the store cannot write): then the file is deleted.
+    public func keepPartial(_ writer: BodyWriter) -> Int64? {
+        do {
+            guard let verified = try checkpointPartial(writer), verified > 0 else {
+                try? dropPartial(file: writer.name)
+                writer.abort()
+                return nil
+            }
+            let crc = writer.state.withLock { $0.crc }
+            let now = configuration.currentTime().timeIntervalSince1970
+            let kept = try writeTransaction { (index: StoreIndex) throws(CacheStoreError) -> Int in
+                try index.updatePartial(file: writer.name, verified: verified, crc: crc, owner: nil, accessed: now)
+            }
+            guard kept > 0 else {
+                writer.abort()
+                return nil
+            }
+            // Bytes past the verified prefix (written after the last read-back) are cut by the next resume.
+            writer.detach()
+            return verified
+        } catch {
+            log("cannot keep the partial body \(writer.name): \(error)")
+            try? dropPartial(file: writer.name)
+            writer.abort()
+            return nil
+        }
+    }
+
+    /// The partial of `key`, or nil.
+    public func partial(for key: StoreKey) -> PartialEntryInfo? {
+        guard !isUnavailable else { return nil }
+        let row = try? withIndex { (index: StoreIndex) throws(CacheStoreError) -> PartialRow? in try index.partial(for: key) }
+        return (row ?? nil).map(Self.info)
+    }
+
+    /// Every partial of `primary`, ordered by variant.
+    public func partials(forPrimaryKey primary: String) -> [PartialEntryInfo] {
+        guard !isUnavailable else { return [] }
+        let rows = try? withIndex { (index: StoreIndex) throws(CacheStoreError) -> [PartialRow] in try index.partials(of: primary) }
+        return (rows ?? []).map(Self.info)
+    }
+
+    /// Every partial of the namespace, least recently used first.
+    public func allPartials() -> [PartialEntryInfo] {
+        guard !isUnavailable else { return [] }
+        let rows = try? withIndex { (index: StoreIndex) throws(CacheStoreError) -> [PartialRow] in try index.allPartials() }
+        return (rows ?? []).map(Self.info)
+    }
+
+    /// A writer that continues the partial of `key`: its file opened for appending after the verified prefix
+    /// (anything past it cut off), that prefix's crc32 checked against the recorded one and carried on, the
+    /// partial owned by this store. Register the new response head with ``beginPartial(_:metadata:for:)`` or
+    /// commit it as the complete body; ``BodyWriter/abort()`` deletes the partial's file.
+    ///
+    /// Returns nil when `key` has no partial, a live transfer (of any process) is writing it, or the file is gone,
+    /// shorter than its verified prefix, or fails the checksum (then the partial is deleted).
+    /// - Throws: `CacheStoreError` from the index; `.permissionDenied` (read-only), `.invalidArgument` (closed).
+    public func resumePartial(for key: StoreKey) throws(CacheStoreError) -> BodyWriter? {
+        try requireWritable()
+        guard let marker = sessionMarker else { return nil }
+        let live = Set(BlobFiles.list(files.handles.sessions))
+        let claimed = try writeTransaction { (index: StoreIndex) throws(CacheStoreError) -> PartialRow? in
+            guard let row = try index.partial(for: key),
+                  try index.claimPartial(file: row.file, owner: marker, liveOwners: live) else { return nil }
+            return row
+        }
+        guard let row = claimed else { return nil }
+        let path = files.tmpPath + "/" + row.file
+        let fd = cs_open_file_at(files.handles.tmp, row.file, CS_OPEN_READ_WRITE, CS_OPEN_EXISTING, 0)
+        guard fd >= 0 else {
+            log("partial \(path) cannot be opened (\(BlobFiles.message(cs_errno()))): removed")
+            try dropPartial(file: row.file)
+            return nil
+        }
+        do throws(CacheStoreError) {
+            var info = cs_file_info()
+            guard cs_stat_fd(fd, &info) == 0, info.size >= row.verified else {
+                throw CacheStoreError(.io, "partial \(path) is shorter than its \(row.verified) verified bytes")
+            }
+            if info.size > row.verified, cs_truncate(fd, row.verified) != 0 {
+                throw CacheStoreError.posix(cs_errno(), "truncate \(path)")
+            }
+            let (count, crc) = try BlobFiles.checksum(fd: fd, from: 0, count: row.verified, seed: 0, path: path)
+            guard count == row.verified, crc == row.crc else {
+                throw CacheStoreError(.io, "partial \(path) fails its checksum")
+            }
+            guard cs_seek(fd, row.verified) == 0 else { throw CacheStoreError.posix(cs_errno(), "seek \(path)") }
+        } catch {
+            _ = cs_close(fd)
+            log("\(error.detail): removed")
+            try dropPartial(file: row.file)
+            files.removeTemporary(row.file)
+            return nil
+        }
+        return BodyWriter(fd: fd, name: row.file, files: files, storeID: ObjectIdentifier(self),
+                          verified: row.verified, crc: row.crc)
+    }
+
+    /// Deletes the partial of `key` and its file (nothing when there is none). A transfer still writing it goes
+    /// on, but its bytes are no longer kept.
+    /// - Throws: `CacheStoreError` from the index; `.permissionDenied` (read-only), `.invalidArgument` (closed).
+    public func removePartial(for key: StoreKey) throws(CacheStoreError) {
+        let removed = try writeTransaction { (index: StoreIndex) throws(CacheStoreError) -> PartialRow? in
+            guard let row = try index.partial(for: key) else { return nil }
+            try index.deletePartial(key)
+            return row
+        }
+        // A file a transfer is writing is that transfer's to delete or commit; recovery deletes it after a crash.
+        if let removed, removed.owner == nil { files.removeTemporary(removed.file) }
+    }
+
+    /// Deletes the partial row naming `file` (the file itself is its writer's to delete).
+    func dropPartial(file: String) throws(CacheStoreError) {
+        try writeTransaction { (index: StoreIndex) throws(CacheStoreError) in
+            _ = try index.deletePartial(file: file)
+        }
+    }
+
+    /// Evicts idle partials (least recently used first, never `keeping` while others are left) until complete
+    /// entries and partials together fit `maxDiskBytes`, then `keeping` itself when they still do not; returns
+    /// the files of the evicted rows. Complete entries are never evicted for a partial.
+    func evictPartials(_ index: StoreIndex, keeping: String?) throws(CacheStoreError) -> [String] {
+        guard let maxBytes = configuration.maxDiskBytes else { return [] }
+        let entryBytes = try index.totals().bytes
+        var partialBytes = try index.partialBytes()
+        guard entryBytes + partialBytes > maxBytes else { return [] }
+        var evicted: [String] = []
+        let candidates = try index.allPartials().filter { $0.owner == nil || $0.file == keeping }
+        let ordered = candidates.filter { $0.file != keeping } + candidates.filter { $0.file == keeping }
+        for row in ordered where entryBytes + partialBytes > maxBytes {
+            try index.deletePartial(file: row.file)
+            partialBytes -= row.verified
+            evicted.append(row.file)
+        }
+        return evicted
+    }
+
+    static func info(_ row: PartialRow) -> PartialEntryInfo {
+        PartialEntryInfo(key: row.key, metadata: row.metadata, verifiedBytes: row.verified, isInProgress: row.owner != nil,
+                         createdAt: Date(timeIntervalSince1970: row.created),
+                         lastAccessedAt: Date(timeIntervalSince1970: row.accessed))
+    }
+}
