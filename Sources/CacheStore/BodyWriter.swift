@@ -5,13 +5,19 @@ import Synchronization
 /// A body being written into the store's `tmp/` directory, chunk by chunk, so that a body of any size never has
 /// to sit in memory. Commit it with `CacheStore.commit(_:metadata:for:storageClass:pinned:)` or `abort()` it.
 ///
+/// The file is created on the first byte written (or the first ``openDescriptor()``), so a writer that is never
+/// written to costs no file creation: a response whose body arrives in memory never touches `tmp/`.
+///
 /// A caller may also put a finished file at `fileURL` itself (e.g. move a download there with `rename(2)`)
 /// instead of calling `write(_:)`; the commit then computes size and checksum from the file, which must be a
 /// regular file (a symbolic link put there is refused, never followed).
 /// Thread-safe: calls are serialised by a lock.
 public final class BodyWriter: Sendable {
     struct State {
-        var fd: Int32
+        /// The open descriptor; -1 before the file is created and after commit, abort or detach.
+        var fd: Int32 = -1
+        /// Whether this writer created `tmp/<name>` (`O_CREAT | O_EXCL`); a name is never created twice.
+        var created = false
         var bytesWritten: Int64 = 0
         var crc: UInt32 = 0
         var finished = false
@@ -27,13 +33,15 @@ public final class BodyWriter: Sendable {
     let storeID: ObjectIdentifier
     let state: Mutex<State>
 
-    init(fd: Int32, name: String, files: BlobFiles, storeID: ObjectIdentifier, verified: Int64 = 0, crc: UInt32 = 0) {
+    /// A writer for `tmp/<name>`: a fresh random name whose file is created on first use (`fd` -1), or the open
+    /// file of a resumed partial whose first `verified` bytes have checksum `crc`.
+    init(fd: Int32 = -1, name: String, files: BlobFiles, storeID: ObjectIdentifier, verified: Int64 = 0, crc: UInt32 = 0) {
         self.name = name
         self.files = files
         self.path = files.tmpPath + "/" + name
         self.fileURL = URL(fileURLWithPath: path)
         self.storeID = storeID
-        self.state = Mutex(State(fd: fd, bytesWritten: verified, crc: crc))
+        self.state = Mutex(State(fd: fd, created: fd >= 0, bytesWritten: verified, crc: crc))
     }
 
     deinit {
@@ -54,9 +62,11 @@ public final class BodyWriter: Sendable {
     @discardableResult
     public func checkpoint(sync: Bool) throws(CacheStoreError) -> (verified: Int64, crc: UInt32) {
         try state.withLock { (state: inout State) throws(CacheStoreError) -> (verified: Int64, crc: UInt32) in
-            guard !state.finished, state.fd >= 0 else {
+            guard !state.finished, state.fd >= 0 || !state.created else {
                 throw CacheStoreError(.invalidArgument, "checkpoint of a body writer that was committed or aborted")
             }
+            // No file yet: nothing was written.
+            if state.fd < 0 { return (state.bytesWritten, state.crc) }
             var info = cs_file_info()
             guard cs_stat_fd(state.fd, &info) == 0 else { throw CacheStoreError.posix(cs_errno(), "fstat \(path)") }
             if sync, info.size > state.bytesWritten { try BlobFiles.sync(state.fd, path: path) }
@@ -77,29 +87,57 @@ public final class BodyWriter: Sendable {
         state.crc = crc
     }
 
-    /// Appends `chunk` to the temporary file.
+    /// The descriptor of the file, creating it first (`O_CREAT | O_EXCL | O_NOFOLLOW`, mode 0600, relative to the
+    /// store's open `tmp/` directory) when this writer has not yet.
+    /// - Throws: `CacheStoreError` — `.invalidArgument` after commit, abort or detach; `.diskFull`,
+    ///   `.permissionDenied`, `.io` from the create.
+    private func descriptor(_ state: inout State) throws(CacheStoreError) -> Int32 {
+        guard !state.finished else {
+            throw CacheStoreError(.invalidArgument, "write to a body writer that was committed or aborted")
+        }
+        if state.fd >= 0 { return state.fd }
+        guard !state.created else { throw CacheStoreError(.invalidArgument, "body writer's file was closed") }
+        let fd = cs_open_file_at(files.handles.tmp, name, CS_OPEN_WRITE, CS_OPEN_CREATE_NEW, 0o600)
+        guard fd >= 0 else { throw CacheStoreError.posix(cs_errno(), "create \(path)") }
+        state.fd = fd
+        state.created = true
+        return fd
+    }
+
+    /// Appends `chunk` to the temporary file (created by the first non-empty chunk).
     /// - Throws: `CacheStoreError` — `.diskFull` on `ENOSPC`, `.invalidArgument` after commit or abort, `.io`.
     public func write(_ chunk: Data) throws(CacheStoreError) {
         try state.withLock { (state: inout State) throws(CacheStoreError) in
-            guard !state.finished, state.fd >= 0 else {
+            guard !state.finished else {
                 throw CacheStoreError(.invalidArgument, "write to a body writer that was committed or aborted")
             }
-            try BlobFiles.writeAll(state.fd, chunk, path: path)
+            if chunk.isEmpty { return }
+            try BlobFiles.writeAll(try descriptor(&state), chunk, path: path)
             state.bytesWritten += Int64(chunk.count)
             state.crc = BlobFiles.checksum(chunk, seed: state.crc)
         }
     }
 
-    /// The open descriptor of the temporary file (write access; created with `O_CREAT | O_EXCL | O_NOFOLLOW`,
-    /// mode 0600, relative to the store's open `tmp/` directory), for a caller that streams the body itself (a
-    /// transport writing a download); -1 after commit, abort or ``detach()``. Bytes written through it are
-    /// counted and checksummed by the commit, which reads the file back. Never close it yourself.
-    public var fileDescriptor: Int32 { state.withLock { $0.finished ? -1 : $0.fd } }
+    /// The open descriptor of the temporary file (write access; created now if it was not yet, with
+    /// `O_CREAT | O_EXCL | O_NOFOLLOW`, mode 0600, relative to the store's open `tmp/` directory), for a caller
+    /// that streams the body itself (a transport writing a download). Bytes written through it are counted and
+    /// checksummed by the commit, which reads the file back. Never close it yourself.
+    /// - Throws: `CacheStoreError` — `.invalidArgument` after commit, abort or ``detach()``; `.diskFull`,
+    ///   `.permissionDenied`, `.io` when the file cannot be created.
+    public func openDescriptor() throws(CacheStoreError) -> Int32 {
+        try state.withLock { (state: inout State) throws(CacheStoreError) -> Int32 in try descriptor(&state) }
+    }
+
+    /// ``openDescriptor()``, or -1 when it throws (after commit, abort or ``detach()``, or the file cannot be
+    /// created).
+    public var fileDescriptor: Int32 { (try? openDescriptor()) ?? -1 }
 
     /// The file's first `size` bytes, read without following a link (relative to the store's open `tmp/`).
     /// - Throws: `CacheStoreError` from open/read, `.io` when the file is not `size` bytes long.
     public func contents(size: Int64) throws(CacheStoreError) -> Data {
-        try readSmallFile(size: size)
+        // Nothing written and no file put at the name: the empty body.
+        if size == 0, state.withLock({ !$0.created }), BlobFiles.info(files.handles.tmp, name) == nil { return Data() }
+        return try readSmallFile(size: size)
     }
 
     /// Closes the file and gives it to the caller: neither ``abort()`` nor the writer's end deletes it any more
@@ -124,12 +162,17 @@ public final class BodyWriter: Sendable {
 
     /// Closes the file (after an fsync when `sync`) and returns its size and crc32 — the running values when the
     /// file at `path` is still the one written through `write(_:)`, else values computed by reading the file.
-    /// Marks the writer finished (the caller now owns the file).
-    /// - Throws: `CacheStoreError` from fsync/read, `.invalidArgument` when already finished.
+    /// A writer that never created its file and finds none at its name creates it empty now, so the caller
+    /// always finishes with a file. Marks the writer finished (the caller now owns the file).
+    /// - Throws: `CacheStoreError` from create/fsync/read, `.invalidArgument` when already finished.
     func finish(sync: Bool) throws(CacheStoreError) -> (size: Int64, crc: UInt32) {
         try state.withLock { (state: inout State) throws(CacheStoreError) -> (size: Int64, crc: UInt32) in
             guard !state.finished else {
                 throw CacheStoreError(.invalidArgument, "body writer was already committed or aborted")
+            }
+            if !state.created, BlobFiles.info(files.handles.tmp, name) == nil {
+                // Nothing written and nothing put at the name: an empty body.
+                _ = try descriptor(&state)
             }
             var written = cs_file_info()
             let fdValid = state.fd >= 0 && cs_stat_fd(state.fd, &written) == 0

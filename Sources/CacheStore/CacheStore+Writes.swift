@@ -48,13 +48,12 @@ extension CacheStore {
     }
 
     /// A writer that streams a body into `tmp/` chunk by chunk; commit it with
-    /// `commit(_:metadata:for:storageClass:pinned:)` or `abort()` it.
-    /// - Throws: `CacheStoreError` from creating the temporary file (`.diskFull`, `.permissionDenied`, `.io`);
-    ///   `.permissionDenied` for a read-only store, `.invalidArgument` for a closed one.
+    /// `commit(_:metadata:for:storageClass:pinned:)` or `abort()` it. Its file is created on the first byte
+    /// written (see ``BodyWriter``), so errors of the create come from the first write.
+    /// - Throws: `CacheStoreError` — `.permissionDenied` for a read-only store, `.invalidArgument` for a closed one.
     public func makeBodyWriter() throws(CacheStoreError) -> BodyWriter {
         try requireWritable()
-        let (fd, name) = try files.createTemporaryFile()
-        return BodyWriter(fd: fd, name: name, files: files, storeID: ObjectIdentifier(self))
+        return BodyWriter(name: BlobFiles.newID(), files: files, storeID: ObjectIdentifier(self))
     }
 
     /// Stores the body in `writer`'s file under `key` by renaming it into `blobs/` (no copy; any size).

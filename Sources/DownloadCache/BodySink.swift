@@ -3,41 +3,80 @@ import CacheSystem
 import Foundation
 import HTTPCacheSemantics
 import SharedTier
+import Synchronization
 
 /// Where one response body is streamed: a store body writer's file, created by the store inside its open
-/// `tmp/` directory (`O_CREAT | O_EXCL | O_NOFOLLOW`, mode 0600), so a stored body is committed where it was
-/// written and a `tmp/` swapped for a symbolic link after the cache opened redirects nothing. When the store
-/// cannot write, a new file in the cache's private directory (mkdtemp, 0700) instead.
+/// `tmp/` directory (`O_CREAT | O_EXCL | O_NOFOLLOW`, mode 0600) on the first byte written, so a stored body is
+/// committed where it was written, a `tmp/` swapped for a symbolic link after the cache opened redirects nothing,
+/// and a body the transport returns in memory creates no file at all. When the store cannot write (or its
+/// `tmp/` refuses the file when it is needed), a new file in the cache's private directory (mkdtemp, 0700).
 final class BodySink: @unchecked Sendable {
     // @unchecked: used by one exchange at a time; never shared between tasks.
-    /// The open file the transport writes the body into.
+    /// The file the transport writes the body into (made on its first write).
     let file: ResponseBodyFile
-    /// The store's writer owning `file` (nil for a file in the private directory).
-    private var writer: BodyWriter?
-    /// The identity of the file as created, to tell whether its path still names it.
-    private let identity: (device: UInt64, inode: UInt64)?
+    /// The store's writer owning `file` and the identity of the file as created; shared with `file`'s creator.
+    private let slot: Slot
+
+    /// What the file's creator decides: whose file it is, and which file (to tell whether its path still names it).
+    final class Slot: Sendable {
+        struct Content {
+            /// The store's writer owning the file (nil for a file in the private directory).
+            var writer: BodyWriter?
+            var identity: (device: UInt64, inode: UInt64)?
+        }
+        let content: Mutex<Content>
+        init(_ writer: BodyWriter?) { content = Mutex(Content(writer: writer)) }
+
+        func record(_ descriptor: Int32) {
+            var info = cs_file_info()
+            guard cs_stat_fd(descriptor, &info) == 0 else { return }
+            content.withLock { $0.identity = (info.device, info.inode) }
+        }
+    }
+
+    private var writer: BodyWriter? {
+        get { slot.content.withLock { $0.writer } }
+        set { slot.content.withLock { $0.writer = newValue } }
+    }
 
     /// - Throws: `DownloadError` `.storage` when no body file can be created anywhere.
     init(cache: DownloadCache) throws(DownloadError) {
-        if cache.storeDownloadsDirectory != nil, let writer = try? cache.store.makeBodyWriter(),
-           writer.fileDescriptor >= 0 {
-            self.writer = writer
-            file = ResponseBodyFile(url: writer.fileURL, descriptor: writer.fileDescriptor, ownsDescriptor: false)
+        if cache.storeDownloadsDirectory != nil, let writer = try? cache.store.makeBodyWriter() {
+            let slot = Slot(writer)
+            let privateDownloads = cache.privateDownloads
+            self.slot = slot
+            file = ResponseBodyFile(url: writer.fileURL) { () throws(TransportError) -> ResponseBodyFile.Created in
+                if let descriptor = try? writer.openDescriptor() {
+                    slot.record(descriptor)
+                    return .init(descriptor: descriptor, url: writer.fileURL, ownsDescriptor: false)
+                }
+                // The store's tmp/ vanished or became unwritable: the download must still succeed.
+                writer.abort()
+                slot.content.withLock { $0.writer = nil }
+                let url = Self.privateFileURL(privateDownloads)
+                let descriptor = cs_open_file(url.path, CS_OPEN_WRITE, CS_OPEN_CREATE_NEW, 0o600)
+                guard descriptor >= 0 else {
+                    throw TransportError.other("cannot create body file \(url.path): \(ErrorWords.systemMessage(Int(cs_errno())))")
+                }
+                slot.record(descriptor)
+                return .init(descriptor: descriptor, url: url, ownsDescriptor: true)
+            }
         } else {
-            // The store's directory vanished or became unwritable: the download must still succeed. Only if
-            // even the private directory cannot be made: the system temporary directory, under a random name.
-            let directory = cache.privateDownloads.url() ?? FileManager.default.temporaryDirectory
-            let url = directory.appendingPathComponent("download-" + UUID().uuidString)
-            file = ResponseBodyFile(creatingAt: url)
+            // Only if even the private directory cannot be made: the system temporary directory, under a random name.
+            slot = Slot(nil)
+            file = ResponseBodyFile(creatingAt: Self.privateFileURL(cache.privateDownloads))
             do {
-                try file.open()
+                slot.record(try file.open())
             } catch {
                 throw DownloadError(.storage, "cannot create a file for the downloaded body: \(error)")
             }
         }
-        var info = cs_file_info()
-        let descriptor = (try? file.open()) ?? -1
-        identity = descriptor >= 0 && cs_stat_fd(descriptor, &info) == 0 ? (info.device, info.inode) : nil
+    }
+
+    /// A new name in the cache's private directory (the system temporary directory when it cannot be made).
+    private static func privateFileURL(_ privateDownloads: PrivateDirectory) -> URL {
+        let directory = privateDownloads.url() ?? FileManager.default.temporaryDirectory
+        return directory.appendingPathComponent("download-" + UUID().uuidString)
     }
 
     /// Writes `body` as the whole body file (a body the transport held in memory that the caller gets as a file).
@@ -71,7 +110,8 @@ final class BodySink: @unchecked Sendable {
     /// path no longer names the file that was written (a directory on the way was replaced).
     func keep() -> URL? {
         var info = cs_file_info()
-        guard let identity, cs_stat_path(file.url.path, 0, &info) == 0,
+        guard (try? file.open()) != nil, let identity = slot.content.withLock({ $0.identity }),
+              cs_stat_path(file.url.path, 0, &info) == 0,
               info.device == identity.device, info.inode == identity.inode else {
             return nil
         }
@@ -87,7 +127,7 @@ final class BodySink: @unchecked Sendable {
         if let writer { return writer }
         let writer = try store.makeBodyWriter()
         do {
-            let copy = ResponseBodyFile(url: writer.fileURL, descriptor: writer.fileDescriptor, ownsDescriptor: false)
+            let copy = ResponseBodyFile(url: writer.fileURL, descriptor: try writer.openDescriptor(), ownsDescriptor: false)
             try copy.append(contentsOf: file.url)
         } catch {
             writer.abort()

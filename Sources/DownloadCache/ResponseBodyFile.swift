@@ -9,20 +9,41 @@ import SharedTier
 /// writes to. The transport writes through the open descriptor and never opens the file by its path, so a
 /// directory swapped for a symbolic link after the file was created cannot redirect the body anywhere else.
 ///
-/// The cache creates its body files inside the store's open `tmp/` directory (relative to its descriptor);
-/// ``init(creatingAt:)`` names one by path (tests, tools). Thread-safe; one writer at a time.
+/// The cache creates its body files inside the store's open `tmp/` directory (relative to its descriptor), on the
+/// first write; ``init(creatingAt:)`` names one by path (tests, tools). Either way a body the transport returns
+/// in memory creates no file. Thread-safe; one writer at a time.
 public final class ResponseBodyFile: Sendable {
+    /// A file made on first use by the one who made this value: its open descriptor (write access), where it is,
+    /// and whether this value closes the descriptor.
+    struct Created: Sendable {
+        var descriptor: Int32
+        var url: URL
+        var ownsDescriptor: Bool
+    }
+
+    private struct State {
+        var fd: Int32
+        var url: URL
+        var ownsDescriptor: Bool
+    }
+
+    private let state: Mutex<State>
+    /// Makes the file on first use; `nil` for a file named by path (``init(creatingAt:)``) or already open.
+    private let create: (@Sendable () throws(TransportError) -> Created)?
+
     /// Where the file is, for messages; the transport does not open it.
-    public let url: URL
-    /// The open descriptor (write access), -1 until a file named by path is created.
-    private let fd: Mutex<Int32>
-    private let ownsDescriptor: Bool
+    public var url: URL { state.withLock { $0.url } }
 
     /// Wraps an open descriptor created by the cache; `ownsDescriptor` closes it with this value.
     init(url: URL, descriptor: Int32, ownsDescriptor: Bool) {
-        self.url = url
-        self.fd = Mutex(descriptor)
-        self.ownsDescriptor = ownsDescriptor
+        self.state = Mutex(State(fd: descriptor, url: url, ownsDescriptor: ownsDescriptor))
+        self.create = nil
+    }
+
+    /// A file `create` makes on the first write or ``open()`` (at `url` unless it says otherwise).
+    init(url: URL, create: @escaping @Sendable () throws(TransportError) -> Created) {
+        self.state = Mutex(State(fd: -1, url: url, ownsDescriptor: false))
+        self.create = create
     }
 
     /// A body file at `url`, created (or emptied, when a regular file is there) on the first write or
@@ -33,16 +54,22 @@ public final class ResponseBodyFile: Sendable {
     }
 
     deinit {
-        let descriptor = fd.withLock { $0 }
-        if ownsDescriptor, descriptor >= 0 { _ = cs_close(descriptor) }
+        let (descriptor, owned) = state.withLock { ($0.fd, $0.ownsDescriptor) }
+        if owned, descriptor >= 0 { _ = cs_close(descriptor) }
     }
 
-    /// The open descriptor, creating the file first when it is named by path and not yet created.
+    /// The open descriptor, creating the file first when it is not yet created.
     /// - Throws: ``TransportError/other(_:)`` naming the path and the system's reason.
     @discardableResult
     public func open() throws(TransportError) -> Int32 {
-        try fd.withLock { (fd: inout Int32) throws(TransportError) -> Int32 in
-            if fd >= 0 { return fd }
+        try state.withLock { (state: inout State) throws(TransportError) -> Int32 in
+            if state.fd >= 0 { return state.fd }
+            if let create {
+                let created = try create()
+                state = State(fd: created.descriptor, url: created.url, ownsDescriptor: created.ownsDescriptor)
+                return created.descriptor
+            }
+            let url = state.url
             let opened = cs_open_file(url.path, CS_OPEN_WRITE, CS_OPEN_CREATE, 0o600)
             guard opened >= 0 else {
                 throw TransportError.other("cannot create body file \(url.path): \(ErrorWords.systemMessage(Int(cs_errno())))")
@@ -52,7 +79,7 @@ public final class ResponseBodyFile: Sendable {
                 _ = cs_close(opened)
                 throw TransportError.other("cannot empty body file \(url.path): \(reason)")
             }
-            fd = opened
+            state.fd = opened
             return opened
         }
     }
@@ -102,7 +129,7 @@ public final class ResponseBodyFile: Sendable {
 
     /// The file's size in bytes (from the open descriptor); `nil` before the file exists or when it cannot be read.
     public var size: Int64? {
-        let descriptor = fd.withLock { $0 }
+        let descriptor = state.withLock { $0.fd }
         var info = cs_file_info()
         return descriptor >= 0 && cs_stat_fd(descriptor, &info) == 0 ? info.size : nil
     }

@@ -69,6 +69,51 @@ import Testing
         #expect(store.allEntries().isEmpty)
     }
 
+    @Test func theFileIsCreatedOnTheFirstByteWritten() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let store = try CacheStore(configuration: testConfiguration(dir))
+        let writer = try store.makeBodyWriter()
+        #expect(BlobFiles.list(store.files.tmpPath).isEmpty)
+        try writer.write(Data())
+        #expect(BlobFiles.list(store.files.tmpPath).isEmpty)
+        try writer.write(Data("x".utf8))
+        #expect(BlobFiles.list(store.files.tmpPath).count == 1)
+        #expect(FileManager.default.fileExists(atPath: writer.fileURL.path))
+        writer.abort()
+        #expect(BlobFiles.list(store.files.tmpPath).isEmpty)
+    }
+
+    @Test(arguments: [8 << 10, -1])
+    func aWriterNeverWrittenToCommitsAnEmptyBody(inlineThreshold: Int) throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        var configuration = testConfiguration(dir)
+        configuration.inlineThreshold = inlineThreshold
+        let store = try CacheStore(configuration: configuration)
+        let writer = try store.makeBodyWriter()
+        #expect(try writer.contents(size: 0).isEmpty)
+        let key = StoreKey(primary: "empty")
+        let info = try store.commit(writer, metadata: Data("m".utf8), for: key)
+        #expect(info.bodySize == 0)
+        #expect(store.entry(for: key)?.body == Data())
+        #expect(BlobFiles.list(store.files.tmpPath).isEmpty)
+        let reopened = try CacheStore(configuration: configuration)
+        #expect(reopened.entry(for: key)?.body == Data())
+    }
+
+    @Test func anUnwrittenWriterLeavesNothingWhenAbortedOrDropped() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let store = try CacheStore(configuration: testConfiguration(dir))
+        let aborted = try store.makeBodyWriter()
+        aborted.abort()
+        #expect(throws: CacheStoreError.self) { try aborted.write(Data([1])) }
+        #expect(aborted.fileDescriptor == -1)
+        do { _ = try store.makeBodyWriter() }
+        #expect(BlobFiles.list(store.files.tmpPath).isEmpty)
+    }
+
     @Test func aWriterOfAnotherStoreIsRejected() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
