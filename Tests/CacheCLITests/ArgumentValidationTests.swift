@@ -113,4 +113,30 @@ import CacheTestSupport
         #expect(skipped.code == 1)
         #expect(skipped.err == "skipped line 1: invalid URL on line 1 'http://127.0.0.1:99999/b': port 99999 is out of range (1-65535)\n")
     }
+
+    @Test("numeric options accept plain decimal numbers only", arguments: [
+        "0x10", "inf", "nan", "1e3", "+5", "-0", ".5", "5.", "1.2.3", " 5", "５", "",
+    ])
+    func nonDecimalSecondsAreRejected(_ text: String) async throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        for option in ["--expires-in", "--max-time"] {
+            let run = await cli.run(["get", option, text, "http://127.0.0.1:1/x"])
+            #expect(run.code == 64, "\(option) \(text)")
+            #expect(run.err.hasPrefix("Error: invalid value '\(text)' for '\(option)'"), "\(run.err)")
+        }
+        let prefetch = await cli.run(["prefetch", "--concurrency", text, "-"], stdin: "")
+        #expect(prefetch.code == 64)
+        #expect(prefetch.err.hasPrefix("Error: invalid value '\(text)' for '--concurrency'"))
+    }
+
+    @Test func decimalNumbersStillWork() throws {
+        let parsed = ParsedArguments(flags: [], values: ["expires-in": ["60"], "max-time": ["1.5"]], positionals: [])
+        let options = try GetCommand.requestOptions(parsed)
+        #expect(options.expiration == .seconds(60))
+        #expect(options.timeout == 1.5)
+        #expect(ParsedArguments.isDecimal("007", fraction: false))
+        #expect(!ParsedArguments.isDecimal("0.5", fraction: false))
+        #expect(ParsedArguments.isDecimal("0.5", fraction: true))
+    }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import CacheCLI
+import CacheTestSupport
 
 /// The driver's byte-level JSON answer encoder and request parser, checked against Foundation's JSON decoder
 /// and Swift's own UTF-8 decoding (`String(decoding:as:)`, U+FFFD per maximal invalid subpart).
@@ -185,5 +186,24 @@ struct DriverAnswerEncodingTests {
         #expect(try DriverRequest.parse(#"{"id": 1, "url": "http://h/", "bodyFile": true}"#).wantsBodyFile)
         #expect(try !DriverRequest.parse(#"{"id": 1, "url": "http://h/"}"#).wantsBodyFile)
         #expect(throws: DriverLineError.self) { try DriverRequest.parse(#"{"id": 1, "url": "http://h/", "bodyFile": "yes"}"#) }
+    }
+
+    /// A body that is not valid UTF-8 keeps `body` (lossy text) and adds `bodyBase64` with the exact
+    /// bytes; a UTF-8 body has no `bodyBase64`.
+    @Test func binaryBodyCarriesExactBytesInBase64() async throws {
+        try await withDriver { h in
+        try await h.origin.configure(path: "/text", body: "héllo ✓")
+        h.send(id: "bin", path: "/size/256")
+        h.send(id: "text", path: "/text")
+        let answers = try await h.waitForAnswers(2)
+        let binary = try #require(answers.first { $0.stringID == "bin" })
+        let expected = Data((0..<256).map { UInt8($0) })
+        let base64 = try #require(binary.object["bodyBase64"] as? String, "no bodyBase64 in \(binary.raw)")
+        #expect(Data(base64Encoded: base64) == expected)
+        #expect(binary.body == String(decoding: expected, as: UTF8.self))
+        let text = try #require(answers.first { $0.stringID == "text" })
+        #expect(text.body == "héllo ✓")
+        #expect(text.object["bodyBase64"] == nil)
+        }
     }
 }

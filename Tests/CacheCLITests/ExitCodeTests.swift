@@ -44,6 +44,8 @@ import CacheTestSupport
         #expect(run.err.contains("too many redirects"))
     }
 
+    /// Without `-f` an HTTP error status is a response like any other (exit 0, body printed); with `-f` it is exit
+    /// 22 with nothing on stdout, as curl does.
     @Test func failOnHTTPErrorExitsTwentyTwoAndWithoutFailZero() async throws {
         let origin = try await OriginServer.start()
         defer { origin.stop() }
@@ -51,11 +53,13 @@ import CacheTestSupport
         defer { cli.cleanUp() }
         try await origin.configure(path: "/gone", status: 404, body: "nope")
         let url = origin.url("/gone").absoluteString
-        let plain = await cli.run(["get", "--no-store", url])
+        let plain = await cli.run(["get", url])
         #expect(plain.code == 0)
+        #expect(plain.out == "nope")
         let failing = await cli.run(["get", "-f", "--no-store", url])
         #expect(failing.code == 22)
         #expect(failing.out.isEmpty)
+        #expect(failing.err.hasPrefix("Error: HTTP 404 "))
     }
 
     @Test func unwritableOutputExitsTwentyThree() async throws {

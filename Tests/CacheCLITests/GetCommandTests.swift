@@ -123,22 +123,6 @@ import CacheTestSupport
         #expect(missing.err.contains("nothing usable is cached"))
     }
 
-    @Test func failFlagTurnsHTTPErrorsIntoExitTwentyTwo() async throws {
-        let origin = try await OriginServer.start()
-        defer { origin.stop() }
-        let cli = try CLIHarness()
-        defer { cli.cleanUp() }
-        try await origin.configure(path: "/gone", status: 404, body: "nope")
-        let url = origin.url("/gone").absoluteString
-        let plain = await cli.run(["get", url])
-        #expect(plain.code == 0)
-        #expect(plain.out == "nope")
-        let failing = await cli.run(["get", "-f", "--no-store", url])
-        #expect(failing.code == 22)
-        #expect(failing.out.isEmpty)
-        #expect(failing.err.hasPrefix("Error: HTTP 404 "))
-    }
-
     @Test func expiresInOverridesAMissingLifetime() async throws {
         let origin = try await OriginServer.start()
         defer { origin.stop() }

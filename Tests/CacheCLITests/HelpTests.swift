@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import CacheCLI
+import DownloadCache
 
 /// Golden help text, version, and top-level usage errors.
 @Suite struct HelpTests {
@@ -198,5 +199,23 @@ import Testing
     func policyNames(_ name: String) throws {
         let policy = try PolicyName.policy(named: name)
         #expect(PolicyName.table.first { $0.name == name }?.policy == policy)
+    }
+
+    /// An unknown subcommand, alone or after `help`, is a usage error that lists the subcommands.
+    @Test func unknownSubcommandListsTheSubcommands() async throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let names = CommandLineTool.commands.map { $0.name }.joined(separator: ", ")
+        for args in [["help", "bogus"], ["bogus"]] {
+            let run = await cli.run(args)
+            #expect(run.code == 64)
+            #expect(run.err == "Error: unknown subcommand 'bogus'; subcommands: \(names) (see 'dlcache --help')\n")
+            #expect(run.out.isEmpty)
+        }
+    }
+
+    /// The client's User-Agent carries the version `--version` prints.
+    @Test func userAgentCarriesTheToolVersion() {
+        #expect(CurlTransport.defaultUserAgent == "dlcache/\(CommandLineTool.version)")
     }
 }

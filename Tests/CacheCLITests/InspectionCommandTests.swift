@@ -196,4 +196,58 @@ import HTTPCacheSemantics
         #expect(after["ok"] as? Bool == true)
         #expect(after["checked"] as? Int == 0)
     }
+
+    /// Inspection and maintenance commands never create a cache: a mistyped `--cache-dir` is an error.
+    @Test("no cache is created by inspection commands", arguments: [
+        ["ls"], ["stats"], ["info", "http://h/x"], ["rm", "http://h/x"], ["pin", "http://h/x"],
+        ["unpin", "http://h/x"], ["purge", "--all"], ["verify"],
+    ])
+    func noCacheHere(_ args: [String]) async throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let missing = cli.directory.appendingPathComponent("typo")
+        let run = await cli.run(args + ["--cache-dir", missing.path])
+        #expect(run.code == 1)
+        #expect(run.err == "Error: no cache at \(missing.path)\n")
+        #expect(!FileManager.default.fileExists(atPath: missing.path))
+        let other = await cli.run(args + ["--cache-dir", missing.path, "--namespace", "n1"])
+        #expect(other.err == "Error: no cache at \(missing.path) (namespace 'n1')\n")
+    }
+
+    @Test func statsLabelsHitsAndMissesAsLifetimeTotals() async throws {
+        let origin = try await OriginServer.start()
+        defer { origin.stop() }
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        try await origin.configure(path: "/a", headers: [("Cache-Control", "max-age=600")], body: "a")
+        try await origin.configure(path: "/b", headers: [("Cache-Control", "max-age=600")], body: "b")
+        for path in ["/a", "/a", "/b", "/b", "/a"] {
+            #expect(await cli.run(["get", origin.url(path).absoluteString]).code == 0)
+        }
+        let object = try await cli.run(["stats", "--json"]).object()
+        for key in ["entries", "bytes", "memoryBytes", "hits", "misses"] {
+            #expect(object[key] is Int, "\(key) missing or not an integer")
+        }
+        #expect(object["entries"] as? Int == 2)
+        #expect(object["hits"] as? Int == 3, "hits are lifetime totals over the five runs")
+        #expect(object["misses"] as? Int == 2, "the first get of /a and of /b found nothing stored")
+        let text = await cli.run(["stats"])
+        #expect(text.out.contains("lifetime total"))
+        #expect(!text.out.contains("since this process opened"))
+    }
+
+    /// `verify` and `ls` count one entry in the singular.
+    @Test func oneEntryIsCountedInTheSingular() async throws {
+        let origin = try await OriginServer.start()
+        defer { origin.stop() }
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        try await origin.configure(path: "/t", headers: [("Cache-Control", "max-age=60")], body: "hello")
+        #expect(await cli.run(["get", origin.url("/t").absoluteString]).code == 0)
+        let run = await cli.run(["verify"])
+        #expect(run.code == 0)
+        #expect(run.out == "checked 1 entry: ok\n")
+        let ls = await cli.run(["ls"])
+        #expect(ls.out.hasSuffix("\n1 entry, 5 B\n"))
+    }
 }

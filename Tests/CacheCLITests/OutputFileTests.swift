@@ -2,6 +2,7 @@ import CacheStore
 import Foundation
 import Testing
 @testable import CacheCLI
+import CacheTestSupport
 
 /// `-o FILE` is never truncated before a body is available: the file is opened (and truncated) only once the
 /// first bytes are in hand, so a body that cannot be read leaves FILE as it was.
@@ -54,5 +55,22 @@ import Testing
         try sink.copy(from: opened)
         sink.close()
         #expect(try Data(contentsOf: output) == body)
+    }
+
+    /// `-o -` writes to stdout (no file named "-"); `-o ""` is a usage error naming the option.
+    @Test func dashOutputIsStdoutAndAnEmptyNameIsAUsageError() async throws {
+        let origin = try await OriginServer.start()
+        defer { origin.stop() }
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        try await origin.configure(path: "/t", headers: [("Cache-Control", "max-age=60")], body: "hello")
+        let url = origin.url("/t").absoluteString
+        let run = await cli.run(["get", "-o", "-", url])
+        #expect(run.code == 0)
+        #expect(run.out == "hello")
+        #expect(!FileManager.default.fileExists(atPath: cli.directory.appendingPathComponent("-").path))
+        let empty = await cli.run(["get", "-o", "", url])
+        #expect(empty.code == 64)
+        #expect(empty.err == "Error: invalid value '' for '--output': expected a file name, or '-' for stdout (see 'dlcache get --help')\n")
     }
 }

@@ -2,7 +2,9 @@ import Foundation
 import Synchronization
 import Testing
 @testable import CacheCLI
+import CacheTestSupport
 
+/// The prefetch progress display: the bar, its rate and ETA, redraws on a terminal, plain lines elsewhere.
 @Suite struct ProgressReporterTests {
     typealias Snapshot = ProgressReporter.Snapshot
 
@@ -66,5 +68,79 @@ import Testing
         #expect(lines.count == 10)
         #expect(!capture.stderr.contains("\r"))
         #expect(lines.last == "prefetch: 20/20  200 B  20 B/s  ETA 0s")
+    }
+
+    /// One large URL shows the bytes received while it downloads, not only when it completes.
+    @Test func oneLargeURLShowsBytesBeforeItFinishes() async throws {
+        let origin = try await OriginServer.start()
+        defer { origin.stop() }
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        try await origin.configure(path: "/big", headers: [("Cache-Control", "max-age=60")], size: 640 << 10,
+                                   chunkDelay: 0.03)
+        let run = await cli.run(["prefetch", "-"], stdin: origin.url("/big").absoluteString, terminal: true)
+        #expect(run.code == 0)
+        let frames = run.err.split(separator: "\r").map(String.init)
+        let moving = frames.filter { $0.contains("  0/1  ") && !$0.contains("  0/1  0 B  ") }
+        #expect(!moving.isEmpty, "no frame showed bytes before completion: \(frames)")
+        #expect(frames.last?.contains("1/1  655.4 KB") == true)
+    }
+
+    /// Lines are written in the order of their updates even when a write is slow: the first write blocks until the
+    /// second update returned (or 0.3 s passed), and the second line still comes after it.
+    @Test func plainLinesAreWrittenInOrderEvenWhenAWriteIsSlow() async {
+        final class Gate: Sendable {
+            let entered = DispatchSemaphore(value: 0)
+            let release = DispatchSemaphore(value: 0)
+            let first = Mutex(true)
+            let lines = Mutex<[String]>([])
+        }
+        let gate = Gate()
+        let console = Console(writeOut: { _ in }, writeErr: { data in
+            if gate.first.withLock({ f in defer { f = false }; return f }) {
+                gate.entered.signal()
+                _ = gate.release.wait(timeout: .now() + 0.3)
+            }
+            gate.lines.withLock { $0.append(String(decoding: data, as: UTF8.self)) }
+        })
+        let start = Date(timeIntervalSince1970: 1_000)
+        let reporter = ProgressReporter(console: console, start: start, now: { start.addingTimeInterval(1) })
+        let a = Thread { reporter.update(.init(completed: 1, failed: 0, total: 10, bytes: 10)) }
+        a.start()
+        _ = gate.entered.wait(timeout: .now() + 5)
+        let bDone = DispatchSemaphore(value: 0)
+        let b = Thread { reporter.update(.init(completed: 2, failed: 0, total: 10, bytes: 20)); bDone.signal() }
+        b.start()
+        _ = bDone.wait(timeout: .now() + 5)
+        gate.release.signal()
+        for _ in 0..<500 where gate.lines.withLock({ $0.count }) < 2 { usleep(1_000) }
+        let lines = gate.lines.withLock { $0 }
+        #expect(lines.count == 2)
+        #expect(lines.first?.hasPrefix("prefetch: 1/10") == true)
+        #expect(lines.last?.hasPrefix("prefetch: 2/10") == true)
+    }
+
+    /// An update with a lower count than one already shown is not shown.
+    @Test func countsNeverGoBackwards() {
+        let capture = CapturedConsole(terminal: false)
+        let start = Date(timeIntervalSince1970: 1_000)
+        let reporter = ProgressReporter(console: capture.console, start: start, now: { start.addingTimeInterval(1) })
+        reporter.update(.init(completed: 4, failed: 0, total: 5, bytes: 400))
+        reporter.update(.init(completed: 2, failed: 0, total: 5, bytes: 200))
+        reporter.update(.init(completed: 5, failed: 0, total: 5, bytes: 300))
+        #expect(capture.stderr == "prefetch: 4/5  400 B  400 B/s  ETA 0s\nprefetch: 5/5  400 B  400 B/s  ETA 0s\n")
+    }
+
+    /// Not on a terminal, a line every two seconds while the bytes of one URL arrive.
+    @Test func plainLinesEveryTwoSecondsWhileBytesArrive() {
+        let capture = CapturedConsole(terminal: false)
+        let clock = Clock()
+        let reporter = ProgressReporter(console: capture.console, start: clock.now(), now: clock.now)
+        for i in 1...10 {
+            clock.advance(0.5)
+            reporter.update(.init(completed: 0, failed: 0, total: 1, bytes: Int64(i * 1000), expectedBytes: 20_000))
+        }
+        let lines = capture.stderr.split(separator: "\n")
+        #expect(lines == ["prefetch: 0/1  4.0 KB  2.0 KB/s  ETA 8s", "prefetch: 0/1  8.0 KB  2.0 KB/s  ETA 6s"])
     }
 }

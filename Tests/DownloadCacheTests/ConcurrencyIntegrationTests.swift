@@ -6,7 +6,7 @@ import Foundation
 import Synchronization
 import Testing
 
-/// Coalescing, cancellation of one waiter, and the download limit.
+/// Coalescing, cancellation of one waiter, and the download limit (counted per origin).
 @Suite struct ConcurrencyIntegrationTests {
     @Test func hundredConcurrentCallsCauseOneOriginRequest() async throws {
         try await withHarness { h in
@@ -121,6 +121,40 @@ import Testing
                 if flags.count + failures == 3 { break }
             }
             #expect(flags == [false, true] && failures == 1)
+        }
+    }
+
+    /// A slow origin does not hold back requests to another origin (the limit counts per origin).
+    @Test func slowOriginDoesNotBlockAnotherOrigin() async throws {
+        try await withHarness({ $0.maxConcurrentDownloads = 2 }) { h in
+            let other = try await OriginServer.start()
+            defer { other.stop() }
+            // Counted at once, then 20 s between its 64 KiB chunks: these transfers only end when cancelled
+            // (if the other origin's request had to wait for one of their slots, one would complete first).
+            try await h.origin.configure(path: "/slow", size: 3 * 65_536, chunkDelay: 20)
+            let slow = (0..<2).map { index in
+                Task { () -> Bool in
+                    do {
+                        _ = try await h.get("/slow?\(index)")
+                        return true
+                    } catch {
+                        return false
+                    }
+                }
+            }
+            // Wait (bounded) until both slow requests reached the origin and hold both slots of their origin.
+            for _ in 0..<300 {
+                if try await h.hits("/slow").total >= 2 { break }
+                try await Task.sleep(nanoseconds: 10_000_000)
+            }
+            #expect(try await h.hits("/slow").total == 2)
+            let fast = try await h.cache.response(for: CacheRequest(url: other.url("/size/10")))
+            #expect(fast.bodySize == 10)
+            for task in slow { task.cancel() }
+            var completed: [Bool] = []
+            for task in slow { completed.append(await task.value) }
+            // Neither slow transfer had to complete for the other origin's answer to arrive.
+            #expect(completed == [false, false])
         }
     }
 }

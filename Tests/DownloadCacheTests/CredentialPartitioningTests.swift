@@ -127,4 +127,20 @@ import Testing
             #expect(try await h.hits("/r").total == 1)
         }
     }
+
+    /// Credentials in the URL never reach the stored metadata.
+    @Test func storedMetadataURLHasNoUserInfo() async throws {
+        try await withHarness { h in
+            var components = try #require(URLComponents(url: h.origin.url("/size/10"), resolvingAgainstBaseURL: false))
+            components.user = "user"
+            components.password = "secret"
+            let url = try #require(components.url)
+            _ = try await h.cache.response(for: CacheRequest(url: url))
+            let stored = h.storedVariants("/size/10")
+            #expect(stored.count == 1)
+            let metadata = try #require(stored.first.flatMap { StoredEntryMetadata.decode($0.metadata) })
+            #expect(!metadata.url.contains("secret") && !metadata.url.contains("user@"))
+            #expect(metadata.url == h.origin.url("/size/10").absoluteString)
+        }
+    }
 }

@@ -176,6 +176,26 @@ import Testing
             #expect(try await h.hits("/ns").total == 2)
         }
     }
+
+    /// A network response's `isFresh`/`age` describe the response as just received (§4.2, §4.2.3).
+    @Test(arguments: [
+        ("max-age=60", "100", false, 100.0),
+        ("max-age=600", "100", true, 100.0),
+        ("no-cache, max-age=600", nil, false, 0.0),
+        ("max-age=600", nil, true, 0.0),
+    ] as [(String, String?, Bool, Double)])
+    func networkResponseFreshnessIsTheStoredResponses(_ cacheControl: String, _ ageHeader: String?,
+                                                      _ fresh: Bool, _ age: Double) async throws {
+        try await withHarness { h in
+            var headers = [("Cache-Control", cacheControl)]
+            if let ageHeader { headers.append(("Age", ageHeader)) }
+            try await h.origin.configure(path: "/f", headers: headers, body: "x")
+            let response = try await h.get("/f")
+            #expect(response.source == .network)
+            #expect(response.isFresh == fresh)
+            #expect(response.age == age)
+        }
+    }
 }
 
 /// A caller-given expiration against response `no-cache`.

@@ -5,7 +5,8 @@ import HTTPCacheSemantics
 import Foundation
 import Testing
 
-/// Bodies: truncation is never stored, large bodies stream to a file with bounded memory.
+/// Bodies: one origin request per GET whatever the size or framing, truncation is never stored and leaves no file,
+/// large bodies stream to a file in the store's `tmp/` with bounded memory.
 @Suite struct TransferIntegrationTests {
     @Test func truncatedBodyIsAnErrorAndIsNotStored() async throws {
         try await withHarness { h in
@@ -87,6 +88,42 @@ import Testing
                 a \(size / 1_000_000) MB download used \(growth / 1_000_000) MB more memory than a 1 KB one \
                 (\(large / 1_000_000) MB vs \(small / 1_000_000) MB)
                 """)
+        }
+    }
+
+    /// One origin request per GET, whatever the body size or framing, with both transports.
+    @Test(arguments: [false, true])
+    func largeOrUnannouncedBodiesAreRequestedOnce(_ urlSession: Bool) async throws {
+        try await withHarness({ if urlSession { $0.transport = URLSessionTransport(timeout: 20) } }) { h in
+            let large = try await h.get("/size/3000000")
+            #expect(large.bodySize == 3_000_000)
+            #expect(try await h.hits("/size/3000000").total == 1)
+            try await h.origin.configure(path: "/unannounced", headers: [("Cache-Control", "max-age=60")],
+                                         size: 200_000, noContentLength: true)
+            let unannounced = try await h.get("/unannounced")
+            #expect(unannounced.bodySize == 200_000)
+            #expect(try await h.hits("/unannounced").total == 1)
+        }
+    }
+
+    /// Bodies are downloaded into the store's `tmp/` (cleaned by the store's recovery), and a
+    /// truncated body's file is deleted at once.
+    @Test(arguments: [false, true])
+    func truncatedDownloadLeavesNoFile(_ urlSession: Bool) async throws {
+        try await withHarness({ if urlSession { $0.transport = URLSessionTransport(timeout: 20) } }) { h in
+            let temporary = h.cache.store.directoryURL.appendingPathComponent("tmp")
+            try await h.origin.configure(path: "/cut", size: 3_000_000, truncate: true)
+            await #expect(throws: DownloadError.self) { try await h.get("/cut") }
+            let left = (try? FileManager.default.contentsOfDirectory(atPath: temporary.path)) ?? []
+            #expect(left.isEmpty)
+            // A large body that is not stored is handed over from the store's tmp/ directory.
+            let notStored = try await h.get("/size/9000000?cc=no-store")
+            guard case .file(let file) = notStored.body else {
+                Issue.record("a 9 MB body should come back as a file")
+                return
+            }
+            defer { try? FileManager.default.removeItem(at: file) }
+            #expect(file.deletingLastPathComponent().standardizedFileURL.path == temporary.standardizedFileURL.path)
         }
     }
 }

@@ -6,7 +6,8 @@ import Foundation
 import Testing
 
 /// Through the client: a stored body zeroed by an unclean shutdown (the default durability does not fsync
-/// bodies) is never served by the next process; it refetches from the origin and serves the right bytes.
+/// bodies) is never served by the next process; it refetches from the origin and serves the right bytes. A
+/// download cut short by a kill leaves its file in the store's `tmp/`, removed by the next opener alone.
 @Suite(.serialized) struct UncleanShutdownIntegrationTests {
     @Test func aZeroedStoredBodyIsRefetchedNotServed() async throws {
         try await withHarness({ $0.maxMemoryBytes = 0 }) { h in
@@ -27,5 +28,26 @@ import Testing
             #expect(try await h.hits("/doc").total == 2)
             await next.close()
         }
+    }
+
+    /// A download cut short by a kill (its file left in the store's `tmp/`) is removed when the cache
+    /// is next opened by a process alone.
+    @Test func leftoverDownloadIsRemovedAtTheNextOpen() throws {
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("dlcache-leftover-\(UUID().uuidString)", isDirectory: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var configuration = DownloadCache.Configuration(directory: directory)
+        configuration.log = { _ in }
+        var leftover: URL?
+        do {
+            let cache = try DownloadCache(configuration: configuration)
+            let file = cache.store.directoryURL.appendingPathComponent("tmp/download-killed")
+            #expect(FileManager.default.createFile(atPath: file.path, contents: Data(count: 1_000)))
+            leftover = file
+        }
+        let file = try #require(leftover)
+        #expect(FileManager.default.fileExists(atPath: file.path))
+        _ = try DownloadCache(configuration: configuration)
+        #expect(!FileManager.default.fileExists(atPath: file.path))
     }
 }

@@ -6,27 +6,8 @@ import DownloadCache
 import CacheStore
 import HTTPCacheSemantics
 
-/// `dlcache driver`: binary bodies keep their exact bytes, and background revalidations finish before it exits.
-@Suite(.serialized) struct DriverExitAndBinaryBodyTests {
-    /// A body that is not valid UTF-8 keeps `body` (lossy text) and adds `bodyBase64` with the exact
-    /// bytes; a UTF-8 body has no `bodyBase64`.
-    @Test func binaryBodyCarriesExactBytesInBase64() async throws {
-        try await withDriver { h in
-        try await h.origin.configure(path: "/text", body: "héllo ✓")
-        h.send(id: "bin", path: "/size/256")
-        h.send(id: "text", path: "/text")
-        let answers = try await h.waitForAnswers(2)
-        let binary = try #require(answers.first { $0.stringID == "bin" })
-        let expected = Data((0..<256).map { UInt8($0) })
-        let base64 = try #require(binary.object["bodyBase64"] as? String, "no bodyBase64 in \(binary.raw)")
-        #expect(Data(base64Encoded: base64) == expected)
-        #expect(binary.body == String(decoding: expected, as: UTF8.self))
-        let text = try #require(answers.first { $0.stringID == "text" })
-        #expect(text.body == "héllo ✓")
-        #expect(text.object["bodyBase64"] == nil)
-        }
-    }
-
+/// `dlcache driver` finishes the background revalidations it started before it exits.
+@Suite(.serialized) struct DriverBackgroundRevalidationTests {
     /// Through the real binary: the driver serves a stale (stale-while-revalidate) answer, stdin closes,
     /// and the slow background refresh is finished and stored before the process exits.
     @Test(.enabled(if: DriverProcess.binaryURL != nil, "dlcache binary not built next to the tests"))
