@@ -49,11 +49,11 @@ public final class ScriptedTransport: HTTPTransport, Sendable {
         state.withLock { $0.replies.count }
     }
 
-    /// Answers `request` with the next queued reply, writing its body to `bodyFile`.
+    /// Answers `request` with the next queued reply: reports its head, then writes its body to `bodyFile`.
     /// - Throws: the scripted `TransportError`, `.cancelled` when the task is cancelled,
     ///   `.connectionFailed` when nothing is queued, `.other` when the body file cannot be written.
     public func send(_ request: TransportRequest, bodyFile: ResponseBodyFile,
-                     progress: (@Sendable (Int64, Int64?) -> Void)?) async throws(TransportError) -> TransportResponse {
+                     events: TransportEvents) async throws(TransportError) -> TransportResponse {
         let reply: Reply? = state.withLock { state in
             state.requests.append(request)
             return state.replies.isEmpty ? nil : state.replies.removeFirst()
@@ -65,12 +65,14 @@ public final class ScriptedTransport: HTTPTransport, Sendable {
             throw error
         case .response(let status, var headers, let body):
             let sent = request.method.uppercased() == "HEAD" ? Data() : body
-            try bodyFile.write(sent)
             if !headers.contains("Content-Length") && request.method.uppercased() != "HEAD" {
                 headers.add("Content-Length", String(body.count))
             }
-            progress?(Int64(sent.count), Int64(sent.count))
-            return TransportResponse(url: request.url, status: status, headers: headers, bodySize: Int64(sent.count))
+            let response = TransportResponse(url: request.url, status: status, headers: headers, bodySize: Int64(sent.count))
+            events.head?(response.head)
+            try bodyFile.write(sent)
+            events.progress?(Int64(sent.count), Int64(sent.count))
+            return response
         }
     }
 }

@@ -23,12 +23,14 @@ final class CurlTransfer: @unchecked Sendable {
     let cancelled = Atomic<Bool>(false)
     /// The request header list; must outlive the transfer.
     var headerList: UnsafeMutablePointer<curl_slist>?
-    /// The continuation ``CurlTransport/send(_:bodyFile:progress:)`` waits on; resumed exactly once.
+    /// The continuation ``CurlTransport/send(_:bodyFile:events:)`` waits on; resumed exactly once.
     var continuation: CheckedContinuation<Outcome, Never>?
 
     /// The open file the body is streamed into (never opened by path here).
     private let bodyFile: ResponseBodyFile
     private let progress: (@Sendable (Int64, Int64?) -> Void)?
+    /// ``TransportEvents/head``; set to `nil` once the head was reported.
+    private var reportHead: (@Sendable (TransportResponseHead) -> Void)?
     private let smallBodyLimit: Int64
     /// The body collected in memory when its announced length is at most `smallBodyLimit`.
     private var memoryBody: Data?
@@ -49,13 +51,13 @@ final class CurlTransfer: @unchecked Sendable {
     private var stalled = false
 
     /// Creates the easy handle; `nil` when libcurl cannot allocate one.
-    init?(request: TransportRequest, bodyFile: ResponseBodyFile, smallBodyLimit: Int64,
-          progress: (@Sendable (Int64, Int64?) -> Void)?) {
+    init?(request: TransportRequest, bodyFile: ResponseBodyFile, smallBodyLimit: Int64, events: TransportEvents) {
         guard let easy = curl_easy_init() else { return nil }
         self.request = request
         self.easy = easy
         self.bodyFile = bodyFile
-        self.progress = progress
+        self.progress = events.progress
+        self.reportHead = events.head
         self.smallBodyLimit = smallBodyLimit
         self.errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
@@ -86,7 +88,30 @@ final class CurlTransfer: @unchecked Sendable {
         responseProblem = head.framingAnomaly
             ?? MessageFraming.responseProblem(status: status, headers: head.headers, version: head.version,
                                               request: request)
-        return responseProblem == nil
+        guard responseProblem == nil else { return false }
+        // A redirect libcurl follows itself is not the final response.
+        if !(request.followRedirects && (300..<400).contains(status) && head.headers.contains("Location")) {
+            reportHeadOnce()
+        }
+        return true
+    }
+
+    /// Reports the collected final head through ``TransportEvents/head``, once.
+    private func reportHeadOnce() {
+        guard let report = reportHead, let status = head.status else { return }
+        reportHead = nil
+        report(TransportResponseHead(url: effectiveURL, status: status, statusText: head.statusText,
+                                     headers: head.headers, interimResponses: head.interim))
+    }
+
+    /// The URL that answered (libcurl's effective URL), else the request URL.
+    private var effectiveURL: URL {
+        var effective: UnsafeMutablePointer<CChar>?
+        if dlc_easy_getinfo_string(easy, CURLINFO_EFFECTIVE_URL, &effective) == CURLE_OK, let effective,
+           let parsed = URL(string: String(cString: effective)) {
+            return parsed
+        }
+        return request.url
     }
 
     /// libcurl's progress callback (about once a second, and after each chunk): applies the stall rule.
@@ -251,12 +276,8 @@ final class CurlTransfer: @unchecked Sendable {
                                                       received: received) {
             return .failure(truncation)
         }
-        var url = request.url
-        var effective: UnsafeMutablePointer<CChar>?
-        if dlc_easy_getinfo_string(easy, CURLINFO_EFFECTIVE_URL, &effective) == CURLE_OK, let effective,
-           let parsed = URL(string: String(cString: effective)) {
-            url = parsed
-        }
+        let url = effectiveURL
+        reportHeadOnce()
         // A body not held in memory is in the file, which exists even when the body is empty.
         if memoryBody == nil {
             do { try bodyFile.open() } catch { return .failure(error) }

@@ -29,8 +29,8 @@ import Synchronization
 /// - Stalls: the request's ``StallRule`` is checked about once a second; a stalled transfer fails with
 ///   ``TransportError/stalled(minimumBytes:seconds:)``.
 /// - Redirects are followed (at most 20 hops) only when ``TransportRequest/followRedirects`` is true.
-/// - One dedicated thread runs every transfer; connections are kept alive and reused. The `progress`
-///   closure runs on that thread after each body chunk: keep it short.
+/// - One dedicated thread runs every transfer; connections are kept alive and reused. The ``TransportEvents``
+///   callbacks run on that thread (`head` once, `progress` after each body chunk): keep them short.
 /// - Proxies: libcurl's defaults apply (the `http_proxy` / `https_proxy` / `no_proxy` environment variables).
 public final class CurlTransport: HTTPTransport, Sendable {
     /// The User-Agent sent by default (`dlcache/<version>`).
@@ -49,7 +49,7 @@ public final class CurlTransport: HTTPTransport, Sendable {
     /// The certificates trusted for `https://` origins (default ``TLSTrust/system``).
     public let trust: TLSTrust
     private let maxConnectionsPerHost: Int
-    /// The libcurl multi handle and its thread, made by the first ``send(_:bodyFile:progress:)``: a process that
+    /// The libcurl multi handle and its thread, made by the first ``send(_:bodyFile:events:)``: a process that
     /// answers from the cache never starts them (nor initialises libcurl and its TLS library). `nil` inside
     /// `.made` when libcurl could not create a multi handle.
     private let loopState = Mutex<LoopState>(.notMade)
@@ -101,7 +101,9 @@ public final class CurlTransport: HTTPTransport, Sendable {
         return 0
     }
 
-    /// Sends `request` and streams the body into `bodyFile`; see ``HTTPTransport/send(_:bodyFile:progress:)``.
+    /// Sends `request` and streams the body into `bodyFile`; see ``HTTPTransport/send(_:bodyFile:events:)``.
+    /// The head is reported from the header callback once the final head's framing is accepted (a 3xx that
+    /// libcurl follows is not), so before the first body byte.
     ///
     /// - Throws: `TransportError.connectionFailed` (refused, DNS, connection lost before a response),
     ///   `.timedOut` (request `timeout` or idle timeout), `.cancelled` (task cancelled), `.truncated` (body
@@ -110,7 +112,7 @@ public final class CurlTransport: HTTPTransport, Sendable {
     ///   or unsolicited response head, response header too large), `.other` (unsupported scheme, unwritable
     ///   body file: "write failed: ...", TLS and other libcurl errors).
     public func send(_ request: TransportRequest, bodyFile: ResponseBodyFile,
-                     progress: (@Sendable (Int64, Int64?) -> Void)?) async throws(TransportError) -> TransportResponse {
+                     events: TransportEvents) async throws(TransportError) -> TransportResponse {
         guard let loop else { throw TransportError.other("libcurl could not create a multi handle") }
         let scheme = request.url.scheme?.lowercased() ?? ""
         guard scheme == "http" || scheme == "https" else {
@@ -123,7 +125,7 @@ public final class CurlTransport: HTTPTransport, Sendable {
         request.headers = MessageFraming.sentHeaders(request.headers)
         // A small announced body is returned in memory; any other is streamed into `bodyFile`'s descriptor.
         guard let transfer = CurlTransfer(request: request, bodyFile: bodyFile,
-                                                smallBodyLimit: smallBodyLimit, progress: progress) else {
+                                                smallBodyLimit: smallBodyLimit, events: events) else {
             throw TransportError.other("curl_easy_init failed")
         }
         if let failure = configure(transfer) {

@@ -38,6 +38,7 @@ final class DataExchange: Sendable {
         /// Why the response head was refused (``MessageFraming``); the task is then cancelled.
         var responseProblem: String?
         var progress: (@Sendable (Int64, Int64?) -> Void)?
+        var head: (@Sendable (TransportResponseHead) -> Void)?
     }
 
     let request: TransportRequest
@@ -54,11 +55,12 @@ final class DataExchange: Sendable {
 
     /// Registers, resumes and arms the total timeout.
     func start(_ task: URLSessionTask, continuation: CheckedContinuation<Outcome, Never>,
-               delegate: URLSessionTransportDelegate, progress: (@Sendable (Int64, Int64?) -> Void)?) {
+               delegate: URLSessionTransportDelegate, events: TransportEvents) {
         state.withLock { state in
             state.task = task
             state.continuation = continuation
-            state.progress = progress
+            state.progress = events.progress
+            state.head = events.head
         }
         delegate.register(self, taskIdentifier: task.taskIdentifier)
         armTotalTimeout(task)
@@ -83,13 +85,31 @@ final class DataExchange: Sendable {
         let length = response.expectedContentLength
         let hasBody = RFC9111.responseHasContent(method: request.method, status: status)
         let small = !hasBody || (length >= 0 && length <= limit)
-        let task = state.withLock { state -> URLSessionTask? in
+        let (task, report) = state.withLock { state -> (URLSessionTask?, (@Sendable (TransportResponseHead) -> Void)?) in
             state.response = http
             state.streaming = !small
-            return state.writeError == nil ? nil : state.task
+            defer { state.head = nil }
+            return state.writeError == nil ? (nil, state.head) : (state.task, nil)
         }
         task?.cancel()
+        if let report, let http { report(Self.head(of: http, request: request)) }
         return task == nil
+    }
+
+    /// The head of `http` as ``TransportEvents/head`` reports it: the headers ``TransportExchange/response(_:url:received:request:)``
+    /// will return, with a coding libcurl decodes removed together with the (then unknown) `Content-Length`.
+    static func head(of http: HTTPURLResponse, request: TransportRequest) -> TransportResponseHead {
+        let url = http.url ?? request.url
+        var headers = TransportExchange.headers(of: http)
+        headers.remove("Transfer-Encoding")
+        var decoded: String?
+        if let coding = headers.first("Content-Encoding"),
+           URLSessionTransportDelegate.decodedCodings.contains(coding.lowercased()) {
+            decoded = coding
+            headers.remove("Content-Encoding")
+            headers.remove("Content-Length")
+        }
+        return TransportResponseHead(url: url, status: http.statusCode, headers: headers, decodedContentEncoding: decoded)
     }
 
     /// A body chunk arrived (delegate queue, in order).

@@ -103,8 +103,10 @@ extension DownloadCache {
                         requestTime: requestTime, responseTime: responseTime, reason: reason)
     }
 
-    /// One transport exchange under its origin's concurrency limit (`maxConcurrentDownloads`), reporting progress.
-    func send(_ request: CacheRequest, to file: ResponseBodyFile, options: RequestOptions) async -> Result<TransportResponse, TransportError> {
+    /// One transport exchange under its origin's concurrency limit (`maxConcurrentDownloads`), reporting progress;
+    /// `head` gets the response head as soon as it is received (``TransportEvents/head``), before the body.
+    func send(_ request: CacheRequest, to file: ResponseBodyFile, options: RequestOptions,
+              head: (@Sendable (TransportResponseHead) -> Void)? = nil) async -> Result<TransportResponse, TransportError> {
         let limiter = limiters.limiter(for: request.url)
         guard await limiter.acquire() else { return .failure(.cancelled) }
         defer { limiter.release() }
@@ -116,11 +118,12 @@ extension DownloadCache {
                                                 stallRule: options.stallRule ?? configuration.stallRule)
         defer { hub.finish(url) }
         do {
-            let response = try await transport.send(transportRequest, bodyFile: file) { received, expected in
+            let events = TransportEvents(head: head) { received, expected in
                 let progress = DownloadProgress(url: url, bytesReceived: received, bytesExpected: expected)
                 callback?(progress)
                 hub.send(progress)
             }
+            let response = try await transport.send(transportRequest, bodyFile: file, events: events)
             return .success(response)
         } catch {
             return .failure(error)

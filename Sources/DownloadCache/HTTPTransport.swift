@@ -118,6 +118,63 @@ public struct TransportResponse: Sendable, Hashable {
     }
 }
 
+/// The final response head as the transport received it, reported through ``TransportEvents/head`` before the
+/// body arrives: what a caller needs to act on a response early (record a validator, start writing output).
+public struct TransportResponseHead: Sendable, Hashable {
+    /// The URL that answered (the request URL unless the transport followed redirects).
+    public var url: URL
+    /// The status code, e.g. 200, 206, 304.
+    public var status: Int
+    /// The reason phrase for `status` (as ``TransportResponse/statusText``).
+    public var statusText: String
+    /// The response header fields (names case-insensitive), as ``TransportResponse/headers`` will be, except when
+    /// the transport decodes a content coding (``decodedContentEncoding`` not `nil`): then `Content-Encoding` is
+    /// removed and `Content-Length` is absent, since the decoded size is known only at the end.
+    public var headers: HTTPHeaders
+    /// The content coding the transport will remove from the body (e.g. `"gzip"`), or `nil`.
+    public var decodedContentEncoding: String?
+    /// The 1xx interim responses that preceded this head, in order.
+    public var interimResponses: [InterimResponse]
+
+    /// Creates a head value (used by transports and by test fakes).
+    public init(url: URL, status: Int, statusText: String? = nil, headers: HTTPHeaders,
+                decodedContentEncoding: String? = nil, interimResponses: [InterimResponse] = []) {
+        self.url = url
+        self.status = status
+        self.statusText = statusText ?? HTTPStatusText.text(for: status)
+        self.headers = headers
+        self.decodedContentEncoding = decodedContentEncoding
+        self.interimResponses = interimResponses
+    }
+}
+
+/// What a transport reports while one exchange runs, in this order: the final response ``head`` once, then
+/// ``progress`` as body bytes arrive. Both run on the transport's own thread (keep them short, never block).
+public struct TransportEvents: Sendable {
+    /// Called at most once per exchange, when the final (non-1xx) response head has been received and its framing
+    /// accepted, before any body byte is written to the body file and before the first ``progress`` call. On
+    /// success it has always been called before `send` returns; on failure it was called only if a head arrived.
+    /// A redirect the transport follows itself (``TransportRequest/followRedirects``) is not reported.
+    public var head: (@Sendable (TransportResponseHead) -> Void)?
+    /// Called with (body bytes received so far, bytes expected or `nil` when unknown) as the body arrives.
+    public var progress: (@Sendable (Int64, Int64?) -> Void)?
+
+    /// Creates the callbacks; `nil` ones are not reported.
+    public init(head: (@Sendable (TransportResponseHead) -> Void)? = nil,
+                progress: (@Sendable (Int64, Int64?) -> Void)? = nil) {
+        self.head = head
+        self.progress = progress
+    }
+}
+
+extension TransportResponse {
+    /// This response's head (as ``TransportEvents/head`` reports it, with the final `headers`).
+    public var head: TransportResponseHead {
+        TransportResponseHead(url: url, status: status, statusText: statusText, headers: headers,
+                              decodedContentEncoding: decodedContentEncoding, interimResponses: interimResponses)
+    }
+}
+
 /// Why a transport exchange failed, classified so the client can tell "origin unreachable" (offline
 /// fallback, RFC 9111 §4.2.4 / stale-if-error) from other failures.
 public enum TransportError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -217,23 +274,39 @@ public protocol HTTPTransport: Sendable {
     ///   - request: what to send.
     ///   - bodyFile: the open, owner-only file the body is streamed into (``ResponseBodyFile``); the caller
     ///     owns it.
-    ///   - progress: called with (bytes received so far, bytes expected or `nil` when unknown).
+    ///   - events: called with the response head as soon as it is received (before the body), then with the
+    ///     body's progress (``TransportEvents``).
     /// - Returns: the response head and the number of body bytes written.
     /// - Throws: `TransportError` — `.connectionFailed`, `.timedOut`, `.stalled` (the request's stall rule),
     ///   `.cancelled` (task cancelled), `.truncated` / `.truncatedChunked` (body cut off), `.invalidRequest`
     ///   (a caller field refused by ``MessageFraming``, nothing sent), `.invalidResponse` (the origin broke the
     ///   framing rules of ``MessageFraming``; no body is returned), `.other`.
     func send(_ request: TransportRequest, bodyFile: ResponseBodyFile,
-              progress: (@Sendable (Int64, Int64?) -> Void)?) async throws(TransportError) -> TransportResponse
+              events: TransportEvents) async throws(TransportError) -> TransportResponse
 }
 
 extension HTTPTransport {
-    /// ``send(_:bodyFile:progress:)`` into a file created at `url` (``ResponseBodyFile/init(creatingAt:)``:
-    /// mode 0600, never through a symbolic link, created only when the body is not returned in memory), for callers that name the body file by path (tests, tools).
-    /// - Throws: `TransportError`, as ``send(_:bodyFile:progress:)``; `.other` when the file cannot be created.
+    /// ``send(_:bodyFile:events:)`` reporting only progress: (bytes received so far, bytes expected or `nil`).
+    /// - Throws: `TransportError`, as ``send(_:bodyFile:events:)``.
+    public func send(_ request: TransportRequest, bodyFile: ResponseBodyFile,
+                     progress: (@Sendable (Int64, Int64?) -> Void)?) async throws(TransportError) -> TransportResponse {
+        try await send(request, bodyFile: bodyFile, events: TransportEvents(progress: progress))
+    }
+
+    /// ``send(_:bodyFile:events:)`` into a file created at `url` (``ResponseBodyFile/init(creatingAt:)``:
+    /// mode 0600, never through a symbolic link, created only when the body is not returned in memory), for
+    /// callers that name the body file by path (tests, tools).
+    /// - Throws: `TransportError`, as ``send(_:bodyFile:events:)``; `.other` when the file cannot be created.
+    public func send(_ request: TransportRequest, bodyFile url: URL,
+                     events: TransportEvents) async throws(TransportError) -> TransportResponse {
+        try await send(request, bodyFile: ResponseBodyFile(creatingAt: url), events: events)
+    }
+
+    /// ``send(_:bodyFile:events:)`` into a file created at `url`, reporting only progress.
+    /// - Throws: `TransportError`, as ``send(_:bodyFile:events:)``; `.other` when the file cannot be created.
     public func send(_ request: TransportRequest, bodyFile url: URL,
                      progress: (@Sendable (Int64, Int64?) -> Void)?) async throws(TransportError) -> TransportResponse {
-        try await send(request, bodyFile: ResponseBodyFile(creatingAt: url), progress: progress)
+        try await send(request, bodyFile: ResponseBodyFile(creatingAt: url), events: TransportEvents(progress: progress))
     }
 }
 

@@ -5,7 +5,7 @@ import CacheStore
 import HTTPCacheSemantics
 import SharedTier
 
-/// An open, owner-only file one response body is streamed into: what ``HTTPTransport/send(_:bodyFile:progress:)``
+/// An open, owner-only file one response body is streamed into: what ``HTTPTransport/send(_:bodyFile:events:)``
 /// writes to. The transport writes through the open descriptor and never opens the file by its path, so a
 /// directory swapped for a symbolic link after the file was created cannot redirect the body anywhere else.
 ///

@@ -79,11 +79,14 @@ public final class URLSessionTransport: HTTPTransport, Sendable {
         session.invalidateAndCancel()
     }
 
-    /// Sends `request`, streaming the body into `bodyFile`; see ``HTTPTransport/send(_:bodyFile:progress:)``.
+    /// Sends `request`, streaming the body into `bodyFile`; see ``HTTPTransport/send(_:bodyFile:events:)``.
+    /// GET and HEAD report the head when the data task's response arrives (before the body); other methods (a
+    /// download task, which exposes no early head) report it when the exchange completes, just before returning.
     /// - Throws: `TransportError` (`.connectionFailed`, `.timedOut`, `.stalled`, `.cancelled`, `.truncated`,
     ///   `.invalidRequest`, `.invalidResponse`, `.other`).
     public func send(_ request: TransportRequest, bodyFile: ResponseBodyFile,
-                     progress: (@Sendable (Int64, Int64?) -> Void)?) async throws(TransportError) -> TransportResponse {
+                     events: TransportEvents) async throws(TransportError) -> TransportResponse {
+        let progress = events.progress
         #if !canImport(Darwin)
         if let host = request.url.host, host.contains(":") {
             throw TransportError.other("IPv6 literal host \(host): FoundationNetworking's URLSession cannot connect to "
@@ -120,7 +123,7 @@ public final class URLSessionTransport: HTTPTransport, Sendable {
             let outcome: DataExchange.Outcome = await withTaskCancellationHandler {
                 await withCheckedContinuation { continuation in
                     let task = session.dataTask(with: urlRequest)
-                    small.start(task, continuation: continuation, delegate: delegate, progress: progress)
+                    small.start(task, continuation: continuation, delegate: delegate, events: events)
                 }
             } onCancel: {
                 small.cancel()
@@ -146,7 +149,9 @@ public final class URLSessionTransport: HTTPTransport, Sendable {
         } onCancel: {
             exchange.cancel()
         }
-        return try result.get()
+        let response = try result.get()
+        events.head?(response.head)
+        return response
     }
 }
 

@@ -190,7 +190,7 @@ final class GateTransport: HTTPTransport, Sendable {
     }
 
     func send(_ request: TransportRequest, bodyFile: ResponseBodyFile,
-              progress: (@Sendable (Int64, Int64?) -> Void)?) async throws(TransportError) -> TransportResponse {
+              events: TransportEvents) async throws(TransportError) -> TransportResponse {
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
             let proceed = state.withLock { s -> Bool in
                 s.started += 1

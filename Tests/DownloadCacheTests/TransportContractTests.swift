@@ -42,6 +42,59 @@ import Testing
     }
 
     @Test(arguments: TransportKind.available)
+    func theHeadIsReportedOnceBeforeAnyBodyProgress(kind: TransportKind) async throws {
+        let origin = try await OriginServer.start()
+        defer { origin.stop() }
+        let size = 2 * 1_048_576
+        let seen = Mutex<[String]>([])
+        let heads = Mutex<[TransportResponseHead]>([])
+        let events = TransportEvents(head: { head in
+            heads.withLock { $0.append(head) }
+            seen.withLock { $0.append("head") }
+        }, progress: { _, _ in seen.withLock { $0.append("progress") } })
+        let file = temporaryFile("contract-head")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let response = try await kind.make().send(TransportRequest(url: origin.url("/size/\(size)"), timeout: 20),
+                                                  bodyFile: file, events: events)
+        let order = seen.withLock { $0 }
+        #expect(order.first == "head" && order.filter { $0 == "head" }.count == 1 && order.count > 1)
+        let head = try #require(heads.withLock { $0.first })
+        #expect(head.status == response.status && head.url == response.url)
+        #expect(head.headers.first("Content-Length") == String(size))
+        #expect(head.headers.first("Content-Length") == response.headers.first("Content-Length"))
+    }
+
+    @Test(arguments: TransportKind.available)
+    func theHeadOfABodyThatNeverEndsIsReportedWhileItStreams(kind: TransportKind) async throws {
+        let origin = try await OriginServer.start()
+        defer { origin.stop() }
+        try await origin.configure(path: "/endless", endless: true)
+        let (heads, continuation) = AsyncStream.makeStream(of: TransportResponseHead.self)
+        let file = temporaryFile("contract-endless")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let transport = kind.make()
+        let task = Task { () async throws(TransportError) -> TransportResponse in
+            defer { continuation.finish() }
+            let events = TransportEvents(head: { continuation.yield($0) })
+            return try await transport.send(TransportRequest(url: origin.url("/endless"), timeout: 20),
+                                            bodyFile: file, events: events)
+        }
+        var first: TransportResponseHead?
+        for await head in heads {
+            first = head
+            break
+        }
+        // The body never ends, so a head seen here was reported before the body was complete.
+        task.cancel()
+        #expect(first?.status == 200)
+        if case .failure(let error) = await task.result {
+            #expect(error as? TransportError == .cancelled)
+        } else {
+            Issue.record("an endless body completed")
+        }
+    }
+
+    @Test(arguments: TransportKind.available)
     func headAnswersTheHeadWithoutABody(kind: TransportKind) async throws {
         let origin = try await OriginServer.start()
         defer { origin.stop() }
@@ -141,7 +194,15 @@ import Testing
         #expect(unfollowed.status == 302 && unfollowed.headers.first("Location") == "/dest")
         #expect(unfollowed.url == origin.url("/r") && movedBody == Data("moved".utf8))
         #expect(try await origin.hits("/dest").total == 0)
-        let (followed, destBody) = try await fetch(kind, TransportRequest(url: origin.url("/r"), followRedirects: true))
+        let heads = Mutex<[Int]>([])
+        let file = temporaryFile("contract-redirect")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let followed = try await kind.make().send(TransportRequest(url: origin.url("/r"), timeout: 20, followRedirects: true),
+                                                  bodyFile: file,
+                                                  events: TransportEvents(head: { head in heads.withLock { $0.append(head.status) } }))
+        let destBody = try followed.inMemoryBody ?? Data(contentsOf: file)
         #expect(followed.status == 200 && followed.url.path == "/dest" && destBody == Data("dest".utf8))
+        // Only the final response's head is reported, not the redirect the transport followed.
+        #expect(heads.withLock { $0 } == [200])
     }
 }
