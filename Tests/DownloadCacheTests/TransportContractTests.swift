@@ -68,7 +68,8 @@ import Testing
     func theHeadOfABodyThatNeverEndsIsReportedWhileItStreams(kind: TransportKind) async throws {
         let origin = try await OriginServer.start()
         defer { origin.stop() }
-        try await origin.configure(path: "/endless", endless: true)
+        // Paced, so the body file stays small however long a loaded machine takes to get here.
+        try await origin.configure(path: "/endless", rate: 256 * 1024, endless: true)
         let (heads, continuation) = AsyncStream.makeStream(of: TransportResponseHead.self)
         let file = temporaryFile("contract-endless")
         defer { try? FileManager.default.removeItem(at: file) }
@@ -76,7 +77,7 @@ import Testing
         let task = Task { () async throws(TransportError) -> TransportResponse in
             defer { continuation.finish() }
             let events = TransportEvents(head: { continuation.yield($0) })
-            return try await transport.send(TransportRequest(url: origin.url("/endless"), timeout: 20),
+            return try await transport.send(TransportRequest(url: origin.url("/endless"), timeout: 120),
                                             bodyFile: file, events: events)
         }
         var first: TransportResponseHead?
