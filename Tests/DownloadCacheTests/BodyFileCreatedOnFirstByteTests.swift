@@ -29,7 +29,7 @@ import Testing
         }
 
         func send(_ request: TransportRequest, bodyFile: ResponseBodyFile,
-                  progress: (@Sendable (Int64, Int64?) -> Void)?) async throws(TransportError) -> TransportResponse {
+                  events: TransportEvents) async throws(TransportError) -> TransportResponse {
             var headers = HTTPHeaders()
             headers.add("Cache-Control", "max-age=600")
             headers.add("Content-Length", String(body.count))
