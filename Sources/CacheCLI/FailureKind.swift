@@ -72,9 +72,9 @@ package enum FailureKind: String, Sendable, Equatable, CaseIterable {
 
     /// The kind of a failed fetch: from the transport's classification when there is one, else from the code.
     package init(_ error: DownloadError) {
-        switch error.transportError {
+        switch error.transportError?.code {
         case .nameNotResolved?: self = .dns
-        case .tlsFailed(_, let certificate)?: self = certificate ? .tlsCertificate : .tls
+        case .tlsFailed?: self = error.transportError?.isCertificateProblem == true ? .tlsCertificate : .tls
         default:
             if error.code.httpStatus != nil { self = .http; return }
             switch error.code {

@@ -231,7 +231,7 @@ package enum GetCommand: Command {
         switch error.code {
         case .connectionFailed, .timedOut: break
         default:
-            guard case .tlsFailed? = error.transportError else { return "" }
+            guard error.transportError?.code == .tlsFailed else { return "" }
         }
         // A redirect target failed: the stored copies of the requested URL do not stand in for it.
         if let failed = error.url, failed != request.url { return "" }

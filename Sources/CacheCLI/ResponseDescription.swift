@@ -62,10 +62,11 @@ enum ResponseDescription {
         let target = error.url.map { "\($0.absoluteString) (redirect target of \(url.absoluteString))" }
             ?? url.absoluteString
         let detail = ErrorText.oneLine(error.detail)
-        switch error.transportError {
+        switch error.transportError?.code {
         case .nameNotResolved?:
             return "network error: cannot resolve the origin's host name for \(target) and nothing usable is cached (\(detail))"
-        case .tlsFailed(_, let certificate)?:
+        case .tlsFailed?:
+            let certificate = error.transportError?.isCertificateProblem == true
             return "tls error: " + (certificate ? "the origin's certificate for \(target) is not trusted"
                                                  : "the TLS handshake for \(target) failed")
                 + " (\(detail); --cacert FILE trusts a private CA, -k skips the check)"

@@ -102,17 +102,17 @@ public struct DownloadError: Error, Sendable, Hashable, CustomStringConvertible 
 
     /// Maps a transport failure to the caller-facing class.
     public init(_ error: TransportError) {
-        switch error {
-        case .connectionFailed, .nameNotResolved: self.init(.connectionFailed, error.description, transportError: error)
-        case .tlsFailed: self.init(.other, error.description, transportError: error)
-        case .timedOut: self.init(.timedOut, error.description, transportError: error)
-        case .cancelled: self.init(.cancelled, error.description, transportError: error)
-        case .truncated, .truncatedChunked: self.init(.truncated, error.description, transportError: error)
-        case .stalled: self.init(.timedOut, error.description, transportError: error)
-        case .invalidRequest: self.init(.invalidRequest, error.description, transportError: error)
-        case .invalidResponse: self.init(.invalidResponse, error.description, transportError: error)
-        case .other: self.init(.other, error.description, transportError: error)
+        let code: Code
+        switch error.code {
+        case .connectionFailed, .nameNotResolved: code = .connectionFailed
+        case .timedOut, .stalled: code = .timedOut
+        case .cancelled: code = .cancelled
+        case .truncated, .truncatedChunked: code = .truncated
+        case .invalidRequest: code = .invalidRequest
+        case .invalidResponse: code = .invalidResponse
+        default: code = .other  // TLS failures and any other class
         }
+        self.init(code, error.description, transportError: error)
     }
 
     /// The failure in words, for messages: the class (``Code/description``), then the detail — e.g.

@@ -177,67 +177,157 @@ extension TransportResponse {
 
 /// Why a transport exchange failed, classified so the client can tell "origin unreachable" (offline
 /// fallback, RFC 9111 §4.2.4 / stale-if-error) from other failures.
-public enum TransportError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The origin could not be reached or dropped the connection before a response: refused, DNS failure,
-    /// no route, connection lost before the status line. Detail in words.
-    case connectionFailed(String)
-    /// The origin's host name could not be resolved (DNS), in words. An unreachable origin like
-    /// ``connectionFailed(_:)``; kept apart so a caller can tell a wrong name from a refused connection.
-    case nameNotResolved(String)
-    /// The TLS handshake failed, in words. `certificate` is true when the origin's certificate was not trusted
-    /// (unknown issuer, expired, wrong host name) or the trust roots could not be read, false for any other
-    /// handshake failure (protocol version, cipher, alert). Never retried over plain HTTP.
-    case tlsFailed(String, certificate: Bool)
-    /// No progress within the timeout (idle timeout or the request's total `timeout`).
-    case timedOut
-    /// The exchange was cancelled by the caller.
-    case cancelled
-    /// The body ended early: `received` bytes of the `expected` (Content-Length) bytes; `expected` is -1 when
-    /// the length was not announced and the body was not chunked (closed by a connection failure). Never stored.
-    case truncated(expected: Int64, received: Int64)
-    /// A chunked body ended before its last chunk: `received` bytes arrived. Never stored.
-    case truncatedChunked(received: Int64)
-    /// Fewer than `minimumBytes` moved within `seconds` (the request's ``StallRule``). Never stored.
-    case stalled(minimumBytes: Int64, seconds: TimeInterval)
-    /// The caller asked for something the transport refuses to send (a framing field such as Content-Length,
-    /// a Host naming another authority, CR/LF in a field ...), in words. Nothing was sent.
-    case invalidRequest(String)
-    /// The origin broke HTTP's rules (an invalid or conflicting Content-Length, Transfer-Encoding with
-    /// Content-Length, an unsolicited 304 or 206, a header too large ...), in words. Never stored.
-    case invalidResponse(String)
-    /// Any other failure (bad URL, TLS, unwritable body file ...), in words.
-    case other(String)
+///
+/// A struct with a ``Code`` rather than an enum with payloads, so classes can be added without breaking a caller's
+/// `switch` (like ``DownloadError/Code``): switch over ``code`` (with a `default`), read the values a class carries
+/// from ``detail``, ``isCertificateProblem``, ``expectedBytes``, ``receivedBytes`` and ``stallRule``. A transport
+/// creates one with the static functions named after the classes (`.connectionFailed("refused")`, `.timedOut`).
+public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The failure classes. Compare with `==` or match with `case`; a `switch` needs a `default`.
+    public struct Code: Sendable, Hashable, CustomStringConvertible {
+        private enum Kind: Sendable, Hashable {
+            case connectionFailed, nameNotResolved, tlsFailed, timedOut, cancelled, truncated, truncatedChunked
+            case stalled, invalidRequest, invalidResponse, other
+        }
+
+        private let kind: Kind
+
+        private init(_ kind: Kind) {
+            self.kind = kind
+        }
+
+        /// The origin could not be reached or dropped the connection before a response: refused, no route,
+        /// connection lost before the status line.
+        public static let connectionFailed = Code(.connectionFailed)
+        /// The origin's host name could not be resolved (DNS). An unreachable origin like ``connectionFailed``;
+        /// kept apart so a caller can tell a wrong name from a refused connection.
+        public static let nameNotResolved = Code(.nameNotResolved)
+        /// The TLS handshake failed (``TransportError/isCertificateProblem`` tells a certificate that was not
+        /// trusted from any other handshake failure). Never retried over plain HTTP.
+        public static let tlsFailed = Code(.tlsFailed)
+        /// No progress within the timeout (idle timeout or the request's total `timeout`).
+        public static let timedOut = Code(.timedOut)
+        /// The exchange was cancelled by the caller.
+        public static let cancelled = Code(.cancelled)
+        /// The body ended before its announced length, or (length not announced, not chunked) by a connection
+        /// failure. Never stored.
+        public static let truncated = Code(.truncated)
+        /// A chunked body ended before its last chunk. Never stored.
+        public static let truncatedChunked = Code(.truncatedChunked)
+        /// Fewer bytes moved in a window than the request's ``StallRule`` asks for. Never stored.
+        public static let stalled = Code(.stalled)
+        /// The caller asked for something the transport refuses to send (a framing field such as
+        /// Content-Length, a Host naming another authority, CR/LF in a field ...). Nothing was sent.
+        public static let invalidRequest = Code(.invalidRequest)
+        /// The origin broke HTTP's rules (an invalid or conflicting Content-Length, Transfer-Encoding with
+        /// Content-Length, an unsolicited 304 or 206, a header too large ...). Never stored.
+        public static let invalidResponse = Code(.invalidResponse)
+        /// Any other failure (bad URL, unwritable body file ...).
+        public static let other = Code(.other)
+
+        /// The class in words: `connection failed`, `cannot resolve host`, `TLS failed`, `timed out`, `cancelled`,
+        /// `truncated body`, `stalled`, `invalid request`, `invalid response from the origin`, `failed`.
+        public var description: String {
+            switch kind {
+            case .connectionFailed: return "connection failed"
+            case .nameNotResolved: return "cannot resolve host"
+            case .tlsFailed: return "TLS failed"
+            case .timedOut: return "timed out"
+            case .cancelled: return "cancelled"
+            case .truncated, .truncatedChunked: return "truncated body"
+            case .stalled: return "stalled"
+            case .invalidRequest: return "invalid request"
+            case .invalidResponse: return "invalid response from the origin"
+            case .other: return "failed"
+            }
+        }
+    }
+
+    /// The failure class.
+    public let code: Code
+    /// What happened, in words (the transport's or libcurl's); empty for ``Code/timedOut``, ``Code/cancelled``,
+    /// the truncations and ``Code/stalled``, whose values are in the properties below.
+    public let detail: String
+    /// For ``Code/tlsFailed``: true when the origin's certificate was not trusted (unknown issuer, expired, wrong
+    /// host name) or the trust roots could not be read, false for any other handshake failure (protocol version,
+    /// cipher, alert). False for every other class.
+    public let isCertificateProblem: Bool
+    /// For ``Code/truncated``: the announced body length (Content-Length) in bytes, `nil` when the length was
+    /// not announced. `nil` for every other class.
+    public let expectedBytes: Int64?
+    /// For ``Code/truncated`` and ``Code/truncatedChunked``: the body bytes that arrived. `nil` otherwise.
+    public let receivedBytes: Int64?
+    /// For ``Code/stalled``: the rule that was not met. `nil` otherwise.
+    public let stallRule: StallRule?
+
+    private init(_ code: Code, _ detail: String = "", certificate: Bool = false, expected: Int64? = nil,
+                 received: Int64? = nil, stallRule: StallRule? = nil) {
+        self.code = code
+        self.detail = detail
+        self.isCertificateProblem = certificate
+        self.expectedBytes = expected
+        self.receivedBytes = received
+        self.stallRule = stallRule
+    }
+
+    /// ``Code/connectionFailed``, with what happened in words.
+    public static func connectionFailed(_ detail: String) -> TransportError { TransportError(.connectionFailed, detail) }
+    /// ``Code/nameNotResolved``, with what happened in words.
+    public static func nameNotResolved(_ detail: String) -> TransportError { TransportError(.nameNotResolved, detail) }
+    /// ``Code/tlsFailed``, in words; `certificate` as ``isCertificateProblem``.
+    public static func tlsFailed(_ detail: String, certificate: Bool) -> TransportError {
+        TransportError(.tlsFailed, detail, certificate: certificate)
+    }
+    /// ``Code/timedOut``.
+    public static let timedOut = TransportError(.timedOut)
+    /// ``Code/cancelled``.
+    public static let cancelled = TransportError(.cancelled)
+    /// ``Code/truncated``: `received` bytes of the `expected` (Content-Length) bytes; `expected` < 0 when the
+    /// length was not announced.
+    public static func truncated(expected: Int64, received: Int64) -> TransportError {
+        TransportError(.truncated, expected: expected < 0 ? nil : expected, received: received)
+    }
+    /// ``Code/truncatedChunked``: `received` bytes arrived.
+    public static func truncatedChunked(received: Int64) -> TransportError {
+        TransportError(.truncatedChunked, received: received)
+    }
+    /// ``Code/stalled``: fewer than `minimumBytes` moved within `seconds`.
+    public static func stalled(minimumBytes: Int64, seconds: TimeInterval) -> TransportError {
+        TransportError(.stalled, stallRule: StallRule(minimumBytes: minimumBytes, seconds: seconds))
+    }
+    /// ``Code/invalidRequest``, with what was refused in words.
+    public static func invalidRequest(_ detail: String) -> TransportError { TransportError(.invalidRequest, detail) }
+    /// ``Code/invalidResponse``, with the rule the origin broke in words.
+    public static func invalidResponse(_ detail: String) -> TransportError { TransportError(.invalidResponse, detail) }
+    /// ``Code/other``, in words.
+    public static func other(_ detail: String) -> TransportError { TransportError(.other, detail) }
 
     /// Whether this is a network failure rather than a refusal: no connection (refused, host not resolved), no
     /// progress (timed out, stalled), or the connection lost mid-body (truncated, also a body cut short by the
     /// origin). False for cancellation, TLS, and requests or responses that broke HTTP's rules. The client does
     /// not use it (its offline fallback follows the error code); it is for callers deciding whether to retry.
     public var isOriginUnreachable: Bool {
-        switch self {
-        case .connectionFailed, .nameNotResolved, .timedOut, .truncated, .truncatedChunked, .stalled: return true
-        case .cancelled, .tlsFailed, .invalidRequest, .invalidResponse, .other: return false
-        }
+        [Code.connectionFailed, .nameNotResolved, .timedOut, .truncated, .truncatedChunked, .stalled].contains(code)
     }
 
-    /// A one-line description for logs and error messages.
+    /// A one-line description for logs and error messages: the class in words, then what happened.
     public var description: String {
-        switch self {
-        case .connectionFailed(let detail): return "connection failed: \(detail)"
-        case .nameNotResolved(let detail): return "cannot resolve host: \(detail)"
-        case .tlsFailed(let detail, _): return "TLS failed: \(detail)"
-        case .timedOut: return "timed out"
-        case .cancelled: return "cancelled"
-        case .truncated(let expected, let received) where expected < 0:
-            return "truncated body: connection lost after \(received) bytes of a body of unannounced length"
-        case .truncated(let expected, let received):
+        switch code {
+        case .truncated:
+            let received = receivedBytes ?? 0
+            guard let expected = expectedBytes else {
+                return "truncated body: connection lost after \(received) bytes of a body of unannounced length"
+            }
             return "truncated body: connection closed after \(received) of \(expected) bytes"
-        case .truncatedChunked(let received):
-            return "truncated body: connection closed after \(received) bytes of a chunked body"
-        case .stalled(let minimumBytes, let seconds):
-            return "timed out: stalled (fewer than \(minimumBytes) bytes in \(Self.seconds(seconds)) s)"
-        case .invalidRequest(let detail): return "invalid request: \(detail)"
-        case .invalidResponse(let detail): return "invalid response from the origin: \(detail)"
-        case .other(let detail): return detail
+        case .truncatedChunked:
+            return "truncated body: connection closed after \(receivedBytes ?? 0) bytes of a chunked body"
+        case .stalled:
+            let rule = stallRule ?? StallRule(minimumBytes: 0, seconds: 0)
+            return "timed out: stalled (fewer than \(rule.minimumBytes) bytes in \(Self.seconds(rule.seconds)) s)"
+        case .other:
+            return detail
+        default:
+            return detail.isEmpty ? code.description : "\(code.description): \(detail)"
         }
     }
 }

@@ -40,7 +40,7 @@ import Testing
                 #expect(!response.headers.contains { $0.value.contains("\r") || $0.name.contains("\r") },
                         "\(raw.debugDescription)")
             } catch {
-                guard case .invalidResponse = error else {
+                guard error.code == .invalidResponse else {
                     Issue.record("\(raw.debugDescription): \(error)")
                     continue
                 }

@@ -27,7 +27,7 @@ import Testing
     }
 
     func invalidResponseDetail(_ result: Result<(TransportResponse, Data), TransportError>) -> String? {
-        if case .failure(.invalidResponse(let detail)) = result { return detail }
+        if case .failure(let error) = result, error.code == .invalidResponse { return error.detail }
         return nil
     }
 

@@ -22,7 +22,7 @@ import Testing
 
 
     func isInvalidRequest(_ error: TransportError?) -> Bool {
-        if case .invalidRequest? = error { return true }
+        if error?.code == .invalidRequest { return true }
         return false
     }
 

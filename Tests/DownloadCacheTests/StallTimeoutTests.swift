@@ -13,7 +13,7 @@ import Testing
 
 
     func isStalled(_ error: TransportError?) -> Bool {
-        if case .stalled? = error { return true }
+        if error?.code == .stalled { return true }
         return false
     }
 
