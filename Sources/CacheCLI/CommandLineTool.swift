@@ -36,18 +36,39 @@ public enum CommandLineTool {
     /// Blocks the calling thread until the asynchronous work finishes and every opened cache is closed (background
     /// revalidations awaited, the store's clean-shutdown bookkeeping done) so `exit` leaves a clean cache;
     /// `main.swift` calls this.
+    ///
+    /// SIGINT and SIGTERM cancel the running command instead of killing the process: a download stops, keeps
+    /// what it received as a partial entry (resumed by the next `get`), the caches are closed cleanly, and the
+    /// exit code is 128 + the signal number (130 for Ctrl-C), as a shell reports a process killed by it. A second
+    /// signal exits at once with that code.
     public static func main(arguments: [String]) -> Int32 {
         let box = Mutex<Int32>(exitFailure)
         let done = DispatchSemaphore(value: 0)
         let args = arguments
-        Task.detached {
+        let task = Task.detached {
             let code = await run(arguments: args, environment: .process)
             await OpenedCaches.closeAll()
             box.withLock { $0 = code }
             done.signal()
         }
+        let interruption = Mutex<Int32>(0)
+        let sources = [SIGINT, SIGTERM].map { number -> DispatchSourceSignal in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                let first = interruption.withLock { (caught: inout Int32) -> Bool in
+                    defer { if caught == 0 { caught = number } }
+                    return caught == 0
+                }
+                if first { task.cancel() } else { exit(128 + number) }
+            }
+            source.resume()
+            return source
+        }
         done.wait()
-        return box.withLock { $0 }
+        for source in sources { source.cancel() }
+        let caught = interruption.withLock { $0 }
+        return caught != 0 ? 128 + caught : box.withLock { $0 }
     }
 
     /// Runs the tool with `arguments` (argv, including the program name) in `environment`; returns the exit code.

@@ -65,6 +65,19 @@ package enum InfoCommand: Command {
         return text
     }
 
+    /// The text explanation of a partial entry (an interrupted transfer).
+    static func text(_ p: PartialDownloadDescription) -> String {
+        var rows: [[String]] = [["url:", p.url]]
+        if !p.key.variant.isEmpty { rows.append(["variant:", TerminalText.escaped(p.key.variant)]) }
+        rows += [
+            ["state:", p.isInProgress ? "partial, still being received" : "partial (an interrupted transfer)"],
+            ["kept:", "\(p.bytesKept)" + (p.completeLength.map { " of \($0) bytes" } ?? " bytes") + " (on disk, checksummed)"],
+            ["resume:", p.validator.map { "the next get asks for the rest: Range: bytes=\(p.bytesKept)-, If-Range: "
+                + TerminalText.escaped($0) } ?? "no strong validator: fetched whole"],
+        ]
+        return Formatting.table(rows)
+    }
+
     /// `42s`, or `10m00s (600s)` from a minute on.
     static func seconds(_ value: TimeInterval) -> String {
         let whole = value.isFinite ? Formatting.wholeSeconds(value.rounded(.down)) : 0
@@ -77,7 +90,16 @@ package enum InfoCommand: Command {
         let url = try CacheOpener.url(parsed.positionals[0])
         let cache = try CacheOpener.open(parsed, context: context)
         var entries = cache.entryDescriptions(for: url)
+        let partials = cache.partialDescriptions(for: url)
         guard !entries.isEmpty else {
+            if !partials.isEmpty {
+                if parsed.flag("json") {
+                    context.console.out(try JSONOutput.line(partials.map(ListCommand.json)))
+                } else {
+                    context.console.out(partials.map(text).joined(separator: "\n"), terminator: "")
+                }
+                return 0
+            }
             throw CommandFailure("not cached: nothing stored for \(url.absoluteString)", kind: .notCached, url: url)
         }
         if !parsed.all("header").isEmpty {

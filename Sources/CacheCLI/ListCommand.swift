@@ -38,8 +38,9 @@ package enum ListCommand: Command {
         let entries = cache.entryDescriptions().sorted {
             ($0.url, $0.key.variant, $0.method) < ($1.url, $1.key.variant, $1.method)
         }
+        let partials = cache.partialDescriptions().sorted { ($0.url, $0.key.variant) < ($1.url, $1.key.variant) }
         if parsed.flag("json") {
-            context.console.out(try JSONOutput.line(entries.map(json)))
+            context.console.out(try JSONOutput.line(entries.map(json) + partials.map(json)))
             return 0
         }
         // Vary variants of one URL would be identical rows: when any URL has several, a VARIANT column tells them apart.
@@ -58,10 +59,35 @@ package enum ListCommand: Command {
             row.append(entry.method == "GET" ? entry.url : "\(entry.method) \(entry.url)")
             rows.append(row)
         }
+        for partial in partials {
+            let of = partial.completeLength.map { "/\($0)" } ?? ""
+            var row = ["-", "\(partial.bytesKept)\(of)", "-", partial.isInProgress ? "receiving" : "partial", "-", "-"]
+            if showVariants { row.append("-") }
+            row.append(partial.url)
+            rows.append(row)
+        }
         context.console.out(Formatting.table(rows), terminator: "")
         let total = entries.reduce(Int64(0)) { $0 + $1.bytes }
-        context.console.out("\(entries.count) \(entries.count == 1 ? "entry" : "entries"), \(Formatting.bytes(total))")
+        var summary = "\(entries.count) \(entries.count == 1 ? "entry" : "entries"), \(Formatting.bytes(total))"
+        if !partials.isEmpty {
+            let kept = partials.reduce(Int64(0)) { $0 + $1.bytesKept }
+            summary += "; \(partials.count) partial, \(Formatting.bytes(kept)) kept to resume"
+        }
+        context.console.out(summary)
         return 0
+    }
+
+    /// The `--json` object of a partial entry (an interrupted transfer): url, variant, `"partial": true`, bytes
+    /// kept, the complete length (null when unknown), whether a transfer is still receiving it, namespace.
+    static func json(_ partial: PartialDownloadDescription) -> [String: Any] {
+        [
+            "url": partial.url,
+            "variant": variant(partial.key.variant),
+            "partial": true,
+            "bytes": partial.bytesKept,
+            "completeLength": JSONOutput.orNull(partial.completeLength),
+            "receiving": partial.isInProgress,
+        ]
     }
 
     /// A secondary key on one line: its `name:value` lines joined by `; `.

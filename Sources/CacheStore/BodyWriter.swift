@@ -75,6 +75,18 @@ public final class BodyWriter: Sendable {
         }
     }
 
+    /// Empties the file and the running checksum to write a body again from byte 0 (a resumed transfer answered
+    /// with the whole representation). Does nothing after commit or abort.
+    public func restart() {
+        state.withLock { state in
+            guard !state.finished, state.fd >= 0 else { return }
+            _ = cs_truncate(state.fd, 0)
+            _ = cs_seek(state.fd, 0)
+            state.bytesWritten = 0
+            state.crc = 0
+        }
+    }
+
     /// Reads the file from `state.bytesWritten` to `size` into the running checksum (through a descriptor opened
     /// for reading without following a link).
     private func countTail(_ state: inout State, upTo size: Int64) throws(CacheStoreError) {

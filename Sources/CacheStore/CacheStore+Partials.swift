@@ -181,6 +181,13 @@ extension CacheStore {
         if let removed, removed.owner == nil { files.removeTemporary(removed.file) }
     }
 
+    /// Deletes the partial row naming `writer`'s file, leaving the file to the writer (its body was committed,
+    /// handed to the caller, or replaced by another response). Nothing when there is none; errors are logged.
+    public func forgetPartial(_ writer: BodyWriter) {
+        guard !isReadOnly, !isUnavailable else { return }
+        do { try dropPartial(file: writer.name) } catch { log("cannot forget the partial \(writer.name): \(error)") }
+    }
+
     /// Deletes the partial row naming `file` (the file itself is its writer's to delete).
     func dropPartial(file: String) throws(CacheStoreError) {
         try writeTransaction { (index: StoreIndex) throws(CacheStoreError) in

@@ -79,6 +79,29 @@ final class BodySink: @unchecked Sendable {
         return directory.appendingPathComponent("download-" + UUID().uuidString)
     }
 
+    /// The sink of a resumed partial: `writer`'s file, open after its verified prefix.
+    init(resuming writer: BodyWriter) {
+        let descriptor = writer.fileDescriptor
+        slot = Slot(writer)
+        slot.record(descriptor)
+        file = ResponseBodyFile(url: writer.fileURL, descriptor: descriptor, ownsDescriptor: false)
+    }
+
+    /// The store's writer holding the body (nil for a file in the private directory).
+    var bodyWriter: BodyWriter? { writer }
+
+    /// Ends the transfer keeping its verified bytes as the partial entry its head registered
+    /// (`CacheStore.keepPartial`); returns the bytes kept, or nil when none were (the file is then deleted).
+    @discardableResult
+    func keepAsPartial(in store: CacheStore) -> Int64? {
+        guard let writer else {
+            discard()
+            return nil
+        }
+        self.writer = nil
+        return store.keepPartial(writer)
+    }
+
     /// Writes `body` as the whole body file (a body the transport held in memory that the caller gets as a file).
     /// - Throws: `TransportError` from the write.
     func write(_ body: Data) throws {

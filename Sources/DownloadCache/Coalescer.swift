@@ -25,6 +25,8 @@ final class Coalescer<Value: Sendable>: Sendable {
 
     private let flights = Mutex<[String: Flight]>([:])
     private let nextWaiter = Atomic<UInt64>(0)
+    /// Flights cancelled because every waiter was cancelled, until they have ended.
+    let abandonedFlights = BackgroundWork()
 
     /// Number of operations currently running.
     var inFlightCount: Int { flights.withLock { $0.count } }
@@ -119,6 +121,8 @@ final class Coalescer<Value: Sendable>: Sendable {
                 if map[key] === flight { map[key] = nil }
             }
             abandon.cancel()
+            // Its clean-up (an interrupted download keeping its partial body) still runs: closing waits for it.
+            abandonedFlights.start { await abandon.value }
         }
         continuation?.resume(returning: .failure(Self.cancelledError))
     }

@@ -62,18 +62,53 @@ extension DownloadCache {
     /// full response → stored when storable (§3), streamed into the store without holding it in memory.
     func exchange(_ sent: CacheRequest, original: CacheRequest, stored: StoredCandidate?, options: RequestOptions,
                   reason: String) async -> Result<CachedResponse, DownloadError> {
+        let resumed = resumablePartial(sent, original: original, stored: stored, options: options)
         let sink: BodySink
-        do { sink = try BodySink(cache: self) } catch { return .failure(error) }
+        if let resumed {
+            sink = BodySink(resuming: resumed.writer)
+        } else {
+            do { sink = try BodySink(cache: self) } catch { return .failure(error) }
+        }
         let requestTime = configuration.now()
-        let received: TransportResponse
-        switch await send(sent, to: sink.file, options: options) {
+        let transfer = PartialTransfer(cache: self, writer: sink.bodyWriter, original: original, options: options,
+                                       requestTime: requestTime, resumed: resumed)
+        var received: TransportResponse
+        switch await send(resumed.map { Self.resumeRequest(sent, $0) } ?? sent, to: sink.file, options: options,
+                          head: transfer.receivedHead, bodyProgress: transfer.receivedBytes) {
         case .success(let response):
             received = response
         case .failure(let error):
-            sink.discard()
+            if transfer.isKept, !Self.discardsPartial(error) {
+                sink.keepAsPartial(in: store)
+            } else {
+                transfer.forget()
+                sink.discard()
+            }
             return fallback(after: DownloadError(error), status: nil, original: original, stored: stored, options: options)
         }
         let responseTime = configuration.now()
+        if let resumed {
+            switch transfer.outcome {
+            case .rejected(let why):
+                transfer.forget()
+                sink.discard()
+                return await exchange(sent, original: original, stored: stored, options: options,
+                                      reason: "\(reason); the answer to resuming at byte \(resumed.held) was not combined (\(why)): fetched whole")
+            case .appending(let headers):
+                switch combinedResponse(received, partialHeaders: headers, resumed: resumed, sink: sink,
+                                        requestTime: requestTime, responseTime: responseTime, options: options) {
+                case .success(let whole):
+                    received = whole
+                case .failure(let error):
+                    if transfer.isKept { sink.keepAsPartial(in: store) } else { sink.discard() }
+                    return fallback(after: DownloadError(error), status: nil, original: original, stored: stored,
+                                    options: options)
+                }
+            case .none:
+                break
+            }
+        }
+        defer { transfer.forget() }
         let head = CacheResponse(status: received.status, headers: received.headers)
         if received.status == 304, let stored {
             sink.discard()
@@ -106,7 +141,8 @@ extension DownloadCache {
     /// One transport exchange under its origin's concurrency limit (`maxConcurrentDownloads`), reporting progress;
     /// `head` gets the response head as soon as it is received (``TransportEvents/head``), before the body.
     func send(_ request: CacheRequest, to file: ResponseBodyFile, options: RequestOptions,
-              head: (@Sendable (TransportResponseHead) -> Void)? = nil) async -> Result<TransportResponse, TransportError> {
+              head: (@Sendable (TransportResponseHead) -> Void)? = nil,
+              bodyProgress: (@Sendable (Int64) -> Void)? = nil) async -> Result<TransportResponse, TransportError> {
         let limiter = limiters.limiter(for: request.url)
         guard await limiter.acquire() else { return .failure(.cancelled) }
         defer { limiter.release() }
@@ -119,6 +155,7 @@ extension DownloadCache {
         defer { hub.finish(url) }
         do {
             let events = TransportEvents(head: head) { received, expected in
+                bodyProgress?(received)
                 let progress = DownloadProgress(url: url, bytesReceived: received, bytesExpected: expected)
                 callback?(progress)
                 hub.send(progress)

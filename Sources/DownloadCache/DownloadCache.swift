@@ -174,6 +174,9 @@ public final class DownloadCache: Sendable {
     /// request's `timeout` (or the transport's idle timeout), so this returns once those have run out at the latest.
     public func waitForBackgroundWork() async {
         await backgroundWork.waitUntilIdle()
+        // Exchanges whose every caller was cancelled end by themselves (keeping a partial body); wait for them too.
+        await coalescer.abandonedFlights.waitUntilIdle()
+        await backgroundRevalidations.abandonedFlights.waitUntilIdle()
     }
 
     /// Closes the cache deterministically: waits for background work (``waitForBackgroundWork()``), then closes

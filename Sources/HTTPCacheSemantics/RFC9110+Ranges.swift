@@ -175,3 +175,22 @@ extension RFC9110 {
         return headers
     }
 }
+
+extension RFC9111 {
+    /// The complete stored response a cache builds when a 206 `partial` completes a stored partial response
+    /// `stored` (RFC 9111 §3.4, §4.3.4): status 200, the header fields of the new 206 replacing the stored ones of
+    /// the same name while every field the 206 does not carry is kept (``freshen(_:with:requestTime:responseTime:options:)``,
+    /// which keeps `Content-Length`, `Content-Range`, `Content-Encoding` and hop-by-hop fields as stored), then
+    /// `Content-Range` removed and `Content-Length` set to `completeLength` bytes. `requestTime` / `responseTime`
+    /// (§4.2.3) become the 206 exchange's.
+    public static func combinedPartial(_ stored: StoredResponse, with partial: CacheResponse, completeLength: Int64,
+                                       requestTime: Date, responseTime: Date,
+                                       options: EvaluationOptions = EvaluationOptions()) -> StoredResponse {
+        var combined = freshen(stored, with: partial, requestTime: requestTime, responseTime: responseTime,
+                               options: options)
+        combined.response.status = 200
+        combined.response.headers.remove("Content-Range")
+        combined.response.headers.set("Content-Length", String(completeLength))
+        return combined
+    }
+}
