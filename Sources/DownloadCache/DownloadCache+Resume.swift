@@ -221,8 +221,7 @@ extension DownloadCache {
     /// be trusted). Every other failure after the head — connection lost, truncated, timed out, stalled,
     /// cancelled, a write error — keeps what was verified.
     static func discardsPartial(_ error: TransportError) -> Bool {
-        if case .invalidResponse = error { return true }
-        return false
+        error.code == .invalidResponse
     }
 
     /// The complete response a 206 that continued `resumed` makes: its body the whole file (a 206 body the
