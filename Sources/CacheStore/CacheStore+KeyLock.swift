@@ -4,37 +4,83 @@ import Synchronization
 
 /// A cross-process lock on one opaque key of a namespace, held by this process until ``release()``.
 ///
-/// Backed by an exclusive `flock(2)` on `<namespace>/locks/<hash of the key>`: the kernel releases it when the
-/// holder exits or dies, so a crashed holder never blocks the others. Different keys whose hashes collide only
-/// share a lock (a waiter waits a little longer), never an entry.
+/// Backed by an exclusive `flock(2)` on one of ``KeyLockFile/bucketCount`` lock files
+/// `<namespace>/locks/<bucket>.lock`, chosen by a hash of the key: the kernel releases it when the holder exits
+/// or dies, so a crashed holder never blocks the others. The files stay (a namespace has at most that many), so
+/// taking a lock creates no file once its bucket's file exists, and deletes none. Keys that share a bucket share
+/// the lock between processes (a waiter in another process waits a little longer, never for an entry of another
+/// key); inside one store they do not block each other, while one key is held at most once.
 public final class KeyLock: Sendable {
-    private let directory: Int32
-    private let descriptor: Int32
-    private let name: String
+    private let table: KeyLockTable
+    private let bucket: String
+    private let key: String
     private let released = Mutex(false)
 
-    fileprivate init(directory: Int32, descriptor: Int32, name: String) {
-        self.directory = directory
-        self.descriptor = descriptor
-        self.name = name
+    fileprivate init(table: KeyLockTable, bucket: String, key: String) {
+        self.table = table
+        self.bucket = bucket
+        self.key = key
     }
 
     deinit {
         release()
     }
 
-    /// Removes the lock file and unlocks (idempotent). The file is unlinked while still locked, so a process
-    /// that opened it meanwhile notices (its descriptor no longer names the path) and opens the new one.
+    /// Unlocks (idempotent): the bucket's `flock` is dropped when no other key of this store holds it.
     public func release() {
         let first = released.withLock { done -> Bool in
             defer { done = true }
             return !done
         }
         guard first else { return }
-        _ = cs_unlink_at(directory, name)
-        _ = cs_lock(descriptor, CS_LOCK_UNLOCK, 0)
-        _ = cs_close(descriptor)
-        _ = cs_close(directory)
+        table.release(key, in: bucket)
+    }
+}
+
+/// The buckets a store holds locked, with the keys held in each (one `flock` per bucket for the whole store).
+final class KeyLockTable: Sendable {
+    struct Held {
+        var directory: Int32
+        var descriptor: Int32
+        var keys: Set<String>
+    }
+
+    private let held = Mutex<[String: Held]>([:])
+
+    /// One non-blocking attempt to hold `key` (in the bucket file `bucket` under `root`'s `locks/`).
+    func tryHold(_ key: String, in bucket: String, root: Int32) -> KeyLockFile.Attempt {
+        held.withLock { held -> KeyLockFile.Attempt in
+            if var entry = held[bucket] {
+                guard entry.keys.insert(key).inserted else { return .busy }
+                held[bucket] = entry
+                return .locked(KeyLock(table: self, bucket: bucket, key: key))
+            }
+            switch KeyLockFile.tryLock(root: root, name: bucket) {
+            case .locked(let directory, let descriptor):
+                held[bucket] = Held(directory: directory, descriptor: descriptor, keys: [key])
+                return .locked(KeyLock(table: self, bucket: bucket, key: key))
+            case .busy:
+                return .busy
+            case .failed:
+                return .failed
+            }
+        }
+    }
+
+    /// Drops `key`; the last key of a bucket unlocks and closes its file.
+    func release(_ key: String, in bucket: String) {
+        held.withLock { held in
+            guard var entry = held[bucket] else { return }
+            entry.keys.remove(key)
+            guard entry.keys.isEmpty else {
+                held[bucket] = entry
+                return
+            }
+            held[bucket] = nil
+            _ = cs_lock(entry.descriptor, CS_LOCK_UNLOCK, 0)
+            _ = cs_close(entry.descriptor)
+            _ = cs_close(entry.directory)
+        }
     }
 }
 
@@ -59,14 +105,14 @@ extension CacheStore {
         if cs_make_directory_at(files.handles.root, "locks", 0o700) != 0, cs_classify_error(cs_errno()) != CS_ERROR_EXISTS {
             return .unavailable
         }
-        let name = KeyLockFile.name(for: key)
+        let bucket = KeyLockFile.name(for: key)
         let deadline = Date().addingTimeInterval(max(0, timeout))
         var waited = false
         var pause: UInt64 = 2_000_000
         while true {
             // The root descriptor is valid only while the store is open (closing it mid-wait gives up).
             guard !isClosed else { return .unavailable }
-            switch KeyLockFile.tryLock(root: files.handles.root, name: name) {
+            switch keyLocks.tryHold(key, in: bucket, root: files.handles.root) {
             case .locked(let lock):
                 return .acquired(lock, waited: waited)
             case .failed:
@@ -89,10 +135,21 @@ enum KeyLockFile {
         case failed
     }
 
+    enum FileAttempt {
+        /// The open `locks/` directory and the locked file in it.
+        case locked(directory: Int32, descriptor: Int32)
+        case busy
+        case failed
+    }
+
+    /// How many lock files a namespace has at most: few enough that filling a cache creates few files, many
+    /// enough that two processes fetching different resources rarely share one.
+    static let bucketCount: UInt64 = 256
+
     /// One non-blocking attempt: open `locks/` and the lock file in it (never through a symlink), take
-    /// `flock(LOCK_EX | LOCK_NB)`, then make sure the locked file is still the one at the path (a releasing holder
-    /// unlinks it); a stale descriptor is retried at once.
-    static func tryLock(root: Int32, name: String) -> Attempt {
+    /// `flock(LOCK_EX | LOCK_NB)`, then make sure the locked file is still the one at the path (a process of an
+    /// older version unlinks its lock files when it releases them); a stale descriptor is retried at once.
+    static func tryLock(root: Int32, name: String) -> FileAttempt {
         for _ in 0..<8 {
             let directory = cs_open_directory_at(root, "locks")
             guard directory >= 0 else { return .failed }
@@ -110,7 +167,7 @@ enum KeyLockFile {
             var opened = cs_file_info(), current = cs_file_info()
             if cs_stat_fd(descriptor, &opened) == 0, cs_stat_at(directory, name, &current) == 0,
                opened.device == current.device, opened.inode == current.inode {
-                return .locked(KeyLock(directory: directory, descriptor: descriptor, name: name))
+                return .locked(directory: directory, descriptor: descriptor)
             }
             _ = cs_lock(descriptor, CS_LOCK_UNLOCK, 0)
             _ = cs_close(descriptor)
@@ -119,17 +176,15 @@ enum KeyLockFile {
         return .busy
     }
 
-    /// 32 hex digits: two FNV-1a 64-bit hashes of the key's UTF-8 bytes (a file name of fixed length and charset).
+    /// The bucket file of `key`: an FNV-1a 64-bit hash of its UTF-8 bytes modulo ``bucketCount``, as
+    /// `k<2 hex digits>.lock` (a file name of fixed length and charset).
     static func name(for key: String) -> String {
-        func fnv(_ seed: UInt64) -> String {
-            var hash = seed
-            for byte in key.utf8 {
-                hash ^= UInt64(byte)
-                hash = hash &* 0x0000_0100_0000_01b3
-            }
-            let digits = String(hash, radix: 16)
-            return String(repeating: "0", count: 16 - digits.count) + digits
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in key.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x0000_0100_0000_01b3
         }
-        return fnv(0xcbf2_9ce4_8422_2325) + fnv(0xcbf2_9ce4_8422_2325 ^ 0x9e37_79b9_7f4a_7c15) + ".lock"
+        let digits = String(hash % bucketCount, radix: 16)
+        return "k" + String(repeating: "0", count: 2 - digits.count) + digits + ".lock"
     }
 }

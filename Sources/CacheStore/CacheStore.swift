@@ -37,6 +37,8 @@ public final class CacheStore: Sendable {
     let verifiedBlobs = Mutex<[String: BlobFiles.FileIdentity]>([:])
     /// Blob ids renamed into `blobs/` whose row is not committed yet (`verify(repair:)` never removes them).
     let inFlightBlobs = Mutex<Set<String>>([])
+    /// The cross-process key locks this store holds (``acquireKeyLock(_:timeout:)``).
+    let keyLocks = KeyLockTable()
     let diskHits = Atomic<Int>(0)
     let diskMisses = Atomic<Int>(0)
     /// Set by `close()` (and `deinit`); a closed store misses every read and throws on every write.
