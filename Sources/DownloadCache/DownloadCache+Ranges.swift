@@ -13,9 +13,11 @@ import SharedTier
 /// does not match the stored validator gives the whole 200.
 ///
 /// Everything else keeps its `Range` and is sent to the origin as is, bypassing the cache (nothing is read from
-/// or written to it; the origin's 206, 416 or 200 is delivered as received): several ranges (this cache builds
-/// no `multipart/byteranges` body), a range for a URL with no stored response (the whole body is not fetched
-/// to answer a part of it), and methods other than GET. An invalid `Range` (`bytes=5-3`, another unit) is
+/// it; the origin's 206, 416 or 200 is delivered as received): several ranges (this cache builds no
+/// `multipart/byteranges` body, and stores nothing of the answer), a range for a URL with no stored response
+/// (the whole body is not fetched to answer a part of it; a 206 that starts at byte 0 or continues the bytes
+/// kept for the URL is kept as partial content and completed into a stored 200 by later pieces,
+/// `DownloadCache+PartialContent.swift`), and methods other than GET. An invalid `Range` (`bytes=5-3`, another unit) is
 /// ignored as RFC 9110 §14.2 allows: the request is answered whole, through the cache.
 extension DownloadCache {
     /// ``followingRedirects`` with the Range handling above applied to `request`.
@@ -35,7 +37,9 @@ extension DownloadCache {
             return try await following(request, Self.bypassingCache(options))
         case .single?:
             guard options.readFromCache, !candidates(for: whole).isEmpty else {
-                return try await following(request, Self.bypassingCache(options))
+                let response = try await following(request, Self.bypassingCache(options))
+                keepPartialContent(response, request: whole, options: options)
+                return response
             }
             let response = try await following(whole, options)
             return try partialAnswer(response, request: request)

@@ -101,10 +101,18 @@ import Testing
         try await withHarness { h in
             try await h.origin.configure(path: "/c", headers: [("Cache-Control", "max-age=600")], size: Self.size,
                                          etag: "\"v1\"", rate: 1_000_000)
+            // Cancelled from the progress callback once 300,000 bytes arrived: no timing involved.
             let received = ReceivedBytes()
-            let task = Task { try await h.get("/c", received.options) }
-            for _ in 0..<10_000 where received.value < 300_000 { try await Task.sleep(for: .milliseconds(1)) }
-            task.cancel()
+            let running = Mutex<Task<CachedResponse, any Error>?>(nil)
+            var options = received.options
+            let counting = options.progress
+            options.progress = { progress in
+                counting?(progress)
+                if progress.bytesReceived >= 300_000 { running.withLock { $0?.cancel() } }
+            }
+            let task = Task { [options] in try await h.get("/c", options) }
+            running.withLock { $0 = task }
+            if received.value >= 300_000 { task.cancel() }
             let outcome = await task.result
             #expect(throws: DownloadError.self) { try outcome.get() }
             let kept = Self.partials(h, "/c").first?.verifiedBytes ?? 0
