@@ -194,7 +194,10 @@ extension DownloadCache {
     private func freshened(_ stored: StoredCandidate, with notModified: CacheResponse, original: CacheRequest,
                            options: RequestOptions, requestTime: Date, responseTime: Date) -> Result<CachedResponse, DownloadError>? {
         let all = candidates(for: original)
-        let selected = Set(RFC9111.selectForFreshening(all.map(\.metadata.stored), notModified: notModified))
+        // The conditional request carried `stored`'s validators only (RFC9111.conditionalRequest(for:stored:)).
+        let validated = all.firstIndex { $0.key == stored.key }
+        let selected = Set(RFC9111.selectForFreshening(all.map(\.metadata.stored), notModified: notModified,
+                                                       validated: validated))
         var chosen = stored
         var chosenWasSelected = false
         for (index, candidate) in all.enumerated() where selected.contains(index) {

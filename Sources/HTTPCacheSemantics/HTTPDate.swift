@@ -12,25 +12,33 @@ import Darwin
 /// Parsing accepts exactly the three formats a recipient must accept — IMF-fixdate
 /// (`Sun, 06 Nov 1994 08:49:37 GMT`), obsolete RFC 850 (`Sunday, 06-Nov-94 08:49:37 GMT`) and asctime
 /// (`Sun Nov  6 08:49:37 1994`) — and nothing else, so an invalid `Expires` reads as already stale and an invalid
-/// `Date`, `Last-Modified` or `If-Modified-Since` as absent. Formatting produces IMF-fixdate.
+/// `Date`, `Last-Modified` or `If-Modified-Since` as absent. Names of days, months and `GMT` are matched ignoring
+/// ASCII case, as RFC 9111 §4.2 asks of a cache recipient. Formatting produces IMF-fixdate.
 public enum HTTPDate {
     private static let monthNames = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
     private static let weekdayNames = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
-    /// Three-letter month names packed as 24-bit keys (`Jan` = 0x4A616E), in calendar order.
+    /// Three-letter month names packed as 24-bit keys in lower case (`jan` = 0x6A616E), in calendar order.
     private static let monthKeys: [UInt32] = monthNames.map(packed)
     private static let weekdayKeys: [UInt32] = weekdayNames.map(packed)
-    private static let fullWeekdays: [[UInt8]] = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"].map { Array($0.utf8) }
-    private static let gmtKey: UInt32 = 0x47_4D_54
+    private static let fullWeekdays: [[UInt8]] = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"].map { $0.utf8.map(folded) }
+    private static let gmtKey: UInt32 = 0x67_6D_74
 
     private static func packed(_ word: String) -> UInt32 {
-        word.utf8.prefix(3).reduce(UInt32(0)) { ($0 << 8) | UInt32($1) }
+        word.utf8.prefix(3).reduce(UInt32(0)) { ($0 << 8) | UInt32(folded($1)) }
+    }
+
+    /// An ASCII letter in lower case; any other byte unchanged.
+    private static func folded(_ byte: UInt8) -> UInt8 {
+        (0x41...0x5A).contains(byte) ? byte | 0x20 : byte
     }
 
     /// Parses an HTTP-date in one of the three formats of RFC 9110 §5.6.7; `nil` for anything else.
     ///
     /// Exactly IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), obsolete RFC 850 (`Sunday, 06-Nov-94 08:49:37 GMT`)
-    /// and asctime (`Sun Nov  6 08:49:37 1994`), case-sensitive ("HTTP-date is case sensitive"), with their
-    /// single spaces, two-digit day/hour/minute/second and the literal `GMT`. Outer spaces/tabs are ignored.
+    /// and asctime (`Sun Nov  6 08:49:37 1994`), with their single spaces, two-digit day/hour/minute/second and the
+    /// zone `GMT`. Day names, month names and `GMT` match in any ASCII case (`THU`, `AUG`, `gMT`): RFC 9110 §5.6.7
+    /// makes HTTP-date case-sensitive, and RFC 9111 §4.2 asks a cache recipient to match it case-insensitively.
+    /// Outer spaces/tabs are ignored.
     /// Rejected, among others: `UTC`, a two-digit year in IMF-fixdate, a missing comma, doubled spaces, dashes
     /// in IMF-fixdate, a one-digit hour, `0`, `-1`. A two-digit RFC 850 year is read as 1970–2069
     /// (00–69 → 20xx). The weekday is not checked against the date; an impossible date (31 Feb) or time (25:00)
@@ -99,10 +107,10 @@ public enum HTTPDate {
         return (h, m, s)
     }
 
-    /// The three-byte word at `at` packed into 24 bits (case kept), for month/weekday lookup.
+    /// The three-byte word at `at` in lower case, packed into 24 bits, for month/weekday/zone lookup.
     private static func key(_ b: UnsafeBufferPointer<UInt8>, _ at: Int) -> UInt32 {
         guard at + 3 <= b.count else { return 0 }
-        return UInt32(b[at]) << 16 | UInt32(b[at + 1]) << 8 | UInt32(b[at + 2])
+        return UInt32(folded(b[at])) << 16 | UInt32(folded(b[at + 1])) << 8 | UInt32(folded(b[at + 2]))
     }
 
     private static func month(_ b: UnsafeBufferPointer<UInt8>, _ at: Int) -> Int? {
@@ -117,7 +125,7 @@ public enum HTTPDate {
     private static func longWeekday(_ b: UnsafeBufferPointer<UInt8>, _ comma: Int) -> Bool {
         guard comma >= 6, comma <= 9 else { return false }
         let word = UnsafeBufferPointer(rebasing: b[0..<comma])
-        return fullWeekdays.contains { $0.elementsEqual(word) }
+        return fullWeekdays.contains { $0.elementsEqual(word.lazy.map(folded)) }
     }
 
     /// `SP "GMT"` at `at`, ending the value exactly.

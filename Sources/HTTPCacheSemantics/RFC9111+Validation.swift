@@ -59,8 +59,13 @@ extension RFC9111 {
     /// A strong validator in the 304 (strong `ETag`, or `Last-Modified` at least 60 s before its `Date`, RFC 9110
     /// §8.8.2.2) selects every candidate carrying the same one — none if nobody does. Otherwise a weak validator
     /// selects the most recently received matching candidate. A 304 without validators selects the only
-    /// candidate when there is exactly one and it lacks validators too.
-    public static func selectForFreshening(_ candidates: [StoredResponse], notModified: CacheResponse) -> [Int] {
+    /// candidate when there is exactly one and it lacks validators too; it also selects `validated`, the index
+    /// of the one candidate whose validators the cache's own conditional request carried
+    /// (``conditionalRequest(for:stored:)``): the origin answered a question about that response alone, and
+    /// RFC 9110 §15.4.5 obliges it to repeat the `ETag` it left out. `validated` is `nil` for a 304 to a
+    /// request the caller made conditional.
+    public static func selectForFreshening(_ candidates: [StoredResponse], notModified: CacheResponse,
+                                           validated: Int? = nil) -> [Int] {
         let headers = notModified.headers
         let tag = EntityTag.of(headers)
         let lastModified = HeaderSyntax.firstDate(headers, "Last-Modified")
@@ -87,6 +92,7 @@ extension RFC9111 {
             return [newest]
         }
         if candidates.count == 1, !hasValidator(candidates[0].response.headers) { return [0] }
+        if let validated, candidates.indices.contains(validated) { return [validated] }
         return []
     }
 

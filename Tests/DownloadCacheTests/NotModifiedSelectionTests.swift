@@ -6,7 +6,7 @@ import Foundation
 import Testing
 
 /// RFC 9111 §4.3.4: a 304 whose validator does not select the stored response is not used; the cache asks
-/// again without conditions.
+/// again without conditions. A 304 without any validator freshens the response the cache asked about.
 @Suite struct NotModifiedSelectionTests {
     @Test func mismatchedETagLeadsToAnUnconditionalRequest() async throws {
         try await withHarness { h in
@@ -25,6 +25,23 @@ import Testing
             let stored = try #require(h.storedVariants("/x").first.flatMap { StoredEntryMetadata.decode($0.metadata) })
             #expect(stored.stored.response.headers.first("ETag") == "\"C\"")
             #expect(!stored.stored.response.headers.contains("Set-Cookie"))
+        }
+    }
+
+    /// The origin answers the cache's `If-None-Match` with a 304 that leaves out the `ETag` RFC 9110 §15.4.5 asks
+    /// for: it answers the one response the request asked about, which is freshened, not fetched again.
+    @Test func notModifiedWithoutValidatorFreshensTheValidatedResponse() async throws {
+        try await withHarness { h in
+            try await h.origin.configure(path: "/bare", headers: [("Cache-Control", "max-age=0")], body: "kept",
+                                         etag: "\"A\"", notModifiedHeaders: [("Cache-Control", "max-age=3600")])
+            #expect(try await h.get("/bare").text == "kept")
+            let revalidated = try await h.get("/bare")
+            #expect(revalidated.source == .revalidated && revalidated.text == "kept")
+            #expect(revalidated.headers.first("ETag") == "\"A\"")
+            let hit = try await h.get("/bare")
+            #expect(hit.source == .cache && hit.text == "kept")
+            let hits = try await h.hits("/bare")
+            #expect(hits.total == 2 && hits.notModified == 1)
         }
     }
 

@@ -21,4 +21,17 @@ import Testing
         let answer = CacheResponse(status: 304, headers: Fixture.headers(notModified))
         #expect(RFC9111.selectForFreshening([candidate], notModified: answer) == (selected ? [0] : []))
     }
+
+    /// A 304 with no validator at all answers the cache's own conditional request: it selects the response whose
+    /// validators that request carried, and only that one; a 304 naming another validator still selects nothing.
+    @Test func notModifiedWithoutValidatorSelectsTheValidatedResponse() {
+        let first = Fixture.stored(Fixture.headers(["ETag: \"A\"", "Vary: Accept", "Cache-Control: max-age=0"]))
+        let second = Fixture.stored(Fixture.headers(["ETag: \"B\"", "Vary: Accept", "Cache-Control: max-age=0"]))
+        let bare = CacheResponse(status: 304, headers: Fixture.headers(["Cache-Control: max-age=60"]))
+        #expect(RFC9111.selectForFreshening([first, second], notModified: bare, validated: 1) == [1])
+        #expect(RFC9111.selectForFreshening([first, second], notModified: bare, validated: nil) == [])
+        #expect(RFC9111.selectForFreshening([first, second], notModified: bare, validated: 7) == [])
+        let other = CacheResponse(status: 304, headers: Fixture.headers(["ETag: \"C\""]))
+        #expect(RFC9111.selectForFreshening([first, second], notModified: other, validated: 1) == [])
+    }
 }

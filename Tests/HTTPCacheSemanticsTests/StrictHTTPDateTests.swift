@@ -2,9 +2,9 @@ import Foundation
 import Testing
 @testable import HTTPCacheSemantics
 
-/// RFC 9110 §5.6.7: only the three HTTP-date formats, with their exact spacing, digits, case and `GMT`; an invalid
-/// `Expires` makes a response stale (RFC 9111 §5.3), an invalid `Date` / `Last-Modified` / `If-Modified-Since`
-/// counts as absent.
+/// RFC 9110 §5.6.7: only the three HTTP-date formats, with their exact spacing, digits and `GMT` (names in any case,
+/// RFC 9111 §4.2); an invalid `Expires` makes a response stale (RFC 9111 §5.3), an invalid `Date` / `Last-Modified`
+/// / `If-Modified-Since` counts as absent.
 @Suite struct StrictHTTPDateTests {
     @Test(arguments: [
         "Thu, 18 Aug 2050 02:01:18 UTC",     // UTC instead of GMT
@@ -17,9 +17,6 @@ import Testing
         "Thu, 18 Aug 2050 02:1:18 GMT",      // one-digit minute
         "Thu, 8 Aug 2050 02:01:18 GMT",      // one-digit day in an IMF-fixdate
         "18 Aug 2050 02:01:18 GMT",          // weekday missing
-        "THU, 18 Aug 2050 02:01:18 GMT",     // HTTP-date is case sensitive
-        "Thu, 18 AUG 2050 02:01:18 GMT",
-        "Thu, 18 Aug 2050 02:01:18 gMT",
         "Thu, 18 Aug 2050 02:01:18 GMT ,",
         "Thu,\t18 Aug 2050 02:01:18 GMT",    // tab instead of SP
         "Thursday, 18-Aug-2050 02:01:18 GMT",  // four-digit year in the RFC 850 form
@@ -44,6 +41,12 @@ import Testing
         ("Thursday, 18-Aug-50 02:01:18 GMT", 2_544_400_878.0),
         ("Thu Aug 18 02:01:18 2050", 2_544_400_878.0),
         ("Sat Aug  6 02:01:18 2050", 2_543_364_078.0),
+        // RFC 9111 §4.2: a cache recipient matches day, month and zone names case-insensitively.
+        ("THU, 18 Aug 2050 02:01:18 GMT", 2_544_400_878.0),
+        ("Thu, 18 AUG 2050 02:01:18 GMT", 2_544_400_878.0),
+        ("Thu, 18 Aug 2050 02:01:18 gMT", 2_544_400_878.0),
+        ("THURSDAY, 18-aug-50 02:01:18 gmt", 2_544_400_878.0),
+        ("tHU aUG 18 02:01:18 2050", 2_544_400_878.0),
     ])
     func acceptsTheThreeFormats(text: String, expected: TimeInterval) {
         #expect(HTTPDate.parse(text)?.timeIntervalSince1970 == expected)
