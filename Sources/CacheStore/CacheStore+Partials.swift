@@ -185,6 +185,11 @@ extension CacheStore {
     /// handed to the caller, or replaced by another response). Nothing when there is none; errors are logged.
     public func forgetPartial(_ writer: BodyWriter) {
         guard !isReadOnly, !isUnavailable else { return }
+        // Usually the commit of the body already deleted the row: a read spares the write transaction.
+        let named = try? withIndex { (index: StoreIndex) throws(CacheStoreError) -> Bool in
+            try index.partialNamed(writer.name) != nil
+        }
+        guard named ?? true else { return }
         do { try dropPartial(file: writer.name) } catch { log("cannot forget the partial \(writer.name): \(error)") }
     }
 

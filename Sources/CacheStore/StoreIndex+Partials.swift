@@ -61,9 +61,11 @@ extension StoreIndex {
 
     /// Whether the index has the `partials` table (schema version 2).
     func hasPartialsTable() throws(CacheStoreError) -> Bool {
+        if hasPartials { return true }
         let s = try db.prepare("SELECT 1 FROM sqlite_master WHERE type='table' AND name='partials'")
         defer { s.reset() }
-        return try s.step()
+        hasPartials = try s.step()
+        return hasPartials
     }
 
     /// The partial of `key`, or nil.
@@ -73,6 +75,12 @@ extension StoreIndex {
             s.bind(1, key.primary)
             s.bind(2, key.variant)
         }.first
+    }
+
+    /// The partial whose body file is `file`, or nil.
+    /// - Throws: `CacheStoreError` from SQLite.
+    func partialNamed(_ file: String) throws(CacheStoreError) -> PartialRow? {
+        try partialRows(where: "file = ?") { $0.bind(1, file) }.first
     }
 
     /// Every partial of `primary`, ordered by variant.
@@ -140,7 +148,7 @@ extension StoreIndex {
     /// nil or not in `liveOwners`); returns whether it was claimed.
     /// - Throws: `CacheStoreError` from SQLite.
     func claimPartial(file: String, owner: String, liveOwners: Set<String>) throws(CacheStoreError) -> Bool {
-        guard let row = try partialRows(where: "file = ?", bind: { $0.bind(1, file) }).first else { return false }
+        guard let row = try partialNamed(file) else { return false }
         if let current = row.owner, liveOwners.contains(current) { return false }
         return try updatePartial(file: file, verified: row.verified, crc: row.crc, owner: owner,
                                  accessed: row.accessed) > 0

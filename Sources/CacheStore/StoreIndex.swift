@@ -63,6 +63,9 @@ final class StoreIndex {
         rowColumns + (withBody ? ", inline_body" : ", NULL")
     }
 
+    /// Whether the `partials` table was seen (it is never dropped once there; see `hasPartialsTable()`).
+    var hasPartials = false
+
     /// Hit and miss counts of this process already added to the persisted counters (see `flushCounters`).
     var flushedCounters = CacheStoreStatistics.Counters()
 

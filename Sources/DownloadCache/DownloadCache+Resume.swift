@@ -8,7 +8,7 @@ import Synchronization
 ///
 /// A GET whose 200 could be resumed later — storable, a strong validator (`RFC9110.ifRangeValidator`: a strong
 /// `ETag`, or a `Last-Modified` at least 60 s before `Date`), a known `Content-Length` within the entry limit, no
-/// content coding removed by the transport — is registered as a partial entry of the store as soon as its head
+/// content coding removed by the transport, at least ``smallestResumableBytes`` long — is registered as a partial entry of the store as soon as its head
 /// arrives, and its verified prefix is recorded every ``partialCheckpointBytes`` (`CacheStore+Partials.swift`).
 /// When the transfer then fails (connection lost, truncated, timed out, stalled, cancelled) the verified bytes
 /// stay; a SIGKILL keeps those of the last checkpoint.
@@ -26,6 +26,9 @@ import Synchronization
 extension DownloadCache {
     /// Body bytes received between two checkpoints of a partial entry (4 MiB).
     static let partialCheckpointBytes: Int64 = 4 << 20
+    /// The smallest complete length kept as a partial while it arrives (1 MiB): a smaller body is cheaper to fetch
+    /// again than two index writes per download, and transports hand such bodies over in memory anyway.
+    static let smallestResumableBytes: Int64 = 1 << 20
 
     /// The request fields that make a GET the caller's own conditional or range request: such a request never
     /// resumes a partial.
@@ -77,7 +80,7 @@ extension DownloadCache {
         guard RFC9111.storability(request: original, response: response, mode: configuration.mode,
                                   ignoreServerCacheControl: options.ignoreServerCacheControl,
                                   targetedFields: configuration.effectiveTargetedFields).isStorable,
-              let length = RFC9110.completeLength(head.headers), length > 0,
+              let length = RFC9110.completeLength(head.headers), length >= Self.smallestResumableBytes,
               length <= store.configuration.entryByteLimit ?? .max,
               let secondary = RFC9111.secondaryKey(vary: head.headers, request: original.headers, secret: keySecret) else {
             return nil

@@ -196,6 +196,15 @@ import Testing
         }
     }
 
+    @Test func aBodyUnder1MiBIsNotKeptAsAPartial() async throws {
+        try await withHarness { h in
+            try await h.origin.configure(path: "/small", headers: [("Cache-Control", "max-age=600")], size: 600_000,
+                                         etag: "\"v1\"", truncate: true)
+            await #expect(throws: DownloadError.self) { try await h.get("/small") }
+            #expect(Self.partials(h, "/small").isEmpty)
+        }
+    }
+
     @Test func aNoStoreResponseKeepsNoPartial() async throws {
         try await withHarness { h in
             try await h.origin.configure(path: "/ns", headers: [("Cache-Control", "no-store")], size: Self.size,
