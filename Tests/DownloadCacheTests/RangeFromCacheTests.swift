@@ -149,4 +149,19 @@ import Testing
             #expect(try await h.hits("/v").total == 1)
         }
     }
+
+    /// The suite's `partial-use-headers` / `partial-use-stored-headers`: a range of a fresh stored 200 is cut from
+    /// it (no origin request, so no newer fields exist) and carries the stored header fields.
+    @Test func aRangeCutFromAStoredResponseKeepsItsHeaderFields() async throws {
+        try await withHarness { h in
+            try await h.origin.configure(path: "/a", headers: [("Cache-Control", "max-age=3600"), ("A", "1")],
+                                         body: "01234567890")
+            _ = try await h.get("/a")
+            let part = try await h.get("/a", headers: range("bytes=0-1"))
+            #expect(part.status == 206 && part.source == .cache)
+            #expect(part.text == "01")
+            #expect(part.headers.values(for: "A") == ["1"])
+            #expect(try await h.hits("/a").total == 1)
+        }
+    }
 }
