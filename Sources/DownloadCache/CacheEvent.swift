@@ -4,14 +4,70 @@ import HTTPCacheSemantics
 import SharedTier
 
 /// What observers of `DownloadCache.events` are told (the calls a download delegate would get).
-public enum CacheEvent: Sendable {
-    /// A call finished: `url` is the requested URL; `isCachedData` is `source != .network` (the body came from
-    /// the store, revalidated or not).
-    case succeeded(url: URL, source: ResponseSource, isCachedData: Bool)
-    /// A call failed with `error`.
-    case failed(url: URL, error: DownloadError)
-    /// Stored responses for `url` were removed because an unsafe method succeeded on it (RFC 9111 §4.4).
-    case invalidated(url: URL)
+///
+/// The same shape as `ModelCache`'s `ModelCacheEvent`: a ``kind`` (a struct with static members, so kinds can be
+/// added without breaking a caller's `switch`, which needs a `default`) and the values that kind carries.
+public struct CacheEvent: Sendable, CustomStringConvertible {
+    /// What happened. Compare with `==` or match with `case`.
+    public struct Kind: Sendable, Hashable, CustomStringConvertible {
+        private enum Value: Sendable, Hashable { case succeeded, failed, invalidated }
+        private let value: Value
+        private init(_ value: Value) { self.value = value }
+
+        /// A call finished with a response (``CacheEvent/source``, ``CacheEvent/isCachedData``).
+        public static let succeeded = Kind(.succeeded)
+        /// A call failed (``CacheEvent/error``).
+        public static let failed = Kind(.failed)
+        /// Stored responses for the URL were removed because an unsafe method succeeded on it (RFC 9111 §4.4).
+        public static let invalidated = Kind(.invalidated)
+
+        /// `succeeded`, `failed` or `invalidated`.
+        public var description: String {
+            switch value {
+            case .succeeded: return "succeeded"
+            case .failed: return "failed"
+            case .invalidated: return "invalidated"
+            }
+        }
+    }
+
+    /// What happened.
+    public let kind: Kind
+    /// The requested URL.
+    public let url: URL
+    /// For ``Kind/succeeded``: where the response came from; `nil` otherwise.
+    public let source: ResponseSource?
+    /// For ``Kind/succeeded``: `source != .network` (the body came from the store, revalidated or not).
+    public let isCachedData: Bool
+    /// For ``Kind/failed``: why; `nil` otherwise.
+    public let error: DownloadError?
+
+    private init(_ kind: Kind, url: URL, source: ResponseSource? = nil, isCachedData: Bool = false,
+                 error: DownloadError? = nil) {
+        self.kind = kind
+        self.url = url
+        self.source = source
+        self.isCachedData = isCachedData
+        self.error = error
+    }
+
+    /// A ``Kind/succeeded`` event.
+    public static func succeeded(url: URL, source: ResponseSource, isCachedData: Bool) -> CacheEvent {
+        CacheEvent(.succeeded, url: url, source: source, isCachedData: isCachedData)
+    }
+    /// A ``Kind/failed`` event.
+    public static func failed(url: URL, error: DownloadError) -> CacheEvent { CacheEvent(.failed, url: url, error: error) }
+    /// A ``Kind/invalidated`` event.
+    public static func invalidated(url: URL) -> CacheEvent { CacheEvent(.invalidated, url: url) }
+
+    /// One line: `succeeded <url> (<source>)`, `failed <url>: <error>`, `invalidated <url>`.
+    public var description: String {
+        switch kind {
+        case .succeeded: return "succeeded \(url.absoluteString) (\(source.map { "\($0)" } ?? "-"))"
+        case .failed: return "failed \(url.absoluteString): \(error.map { "\($0)" } ?? "-")"
+        default: return "\(kind) \(url.absoluteString)"
+        }
+    }
 }
 
 /// Progress of one download: bytes received so far and bytes expected (`nil` when the length is unknown).

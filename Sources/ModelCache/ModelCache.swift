@@ -27,6 +27,7 @@ public final class ModelCache: Sendable {
     let memory: DecodedValueCache
     let refreshes = RefreshCoordinator()
     private let pressureObserver: MemoryPressureObserver
+    private let eventHub = EventHub<ModelCacheEvent>()
 
     /// Opens (creating if needed) the cache described by `configuration`.
     /// - Throws: `ModelCacheError.invalidNamespace` for a bad `namespace` or an empty `user`;
@@ -43,6 +44,15 @@ public final class ModelCache: Sendable {
         self.pressureObserver = MemoryPressureObserver(center: configuration.notificationCenter,
                                                        names: configuration.memoryPressureNotifications)
         pressureObserver.setHandler { [weak self] in self?.handleMemoryPressure() }
+    }
+
+    /// Everything the cache does on its own that the app may want to log (drops, failed stores of fetched values,
+    /// failed refreshes, trims), from now on: each call returns a new stream (newest 1,000 buffered), finished
+    /// when the cache is released. Reported the way `DownloadCache.events` reports its calls.
+    public var events: AsyncStream<ModelCacheEvent> { eventHub.subscribe() }
+
+    deinit {
+        eventHub.finishAll()
     }
 
     /// Opens a cache in `directory` with default settings, optionally for one user.
@@ -239,8 +249,8 @@ public final class ModelCache: Sendable {
     /// Counts a fetch started by a refresh.
     func countFetch() { counters.withLock { $0.fetches += 1 } }
 
-    /// Delivers `event` to the configured handler, if any.
-    func report(_ event: ModelCacheEvent) { configuration.eventHandler?(event) }
+    /// Delivers `event` to the subscribers of ``events``, if any.
+    func report(_ event: ModelCacheEvent) { eventHub.send(event) }
 
     private func model<T>(_ value: T, savedAt: Date, threshold: TimeInterval) -> CachedModel<T> {
         let age = max(0, configuration.now().timeIntervalSince(savedAt))

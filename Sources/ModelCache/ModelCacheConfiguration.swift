@@ -51,9 +51,6 @@ extension ModelCache {
         public var memoryPressureNotifications: [Notification.Name]
         /// Where `memoryPressureNotifications` are observed. Default `NotificationCenter.default`.
         public var notificationCenter: NotificationCenter
-        /// Receives drops, failed stores of fetched values, failed refreshes and trims; nil = ignored.
-        /// Called synchronously on the thread that observed the event; keep it cheap.
-        public var eventHandler: (@Sendable (ModelCacheEvent) -> Void)?
         /// The clock used for `savedAt`, ages and staleness (tests inject a fixed one). Default `Date()`.
         public var now: @Sendable () -> Date
 
@@ -73,7 +70,6 @@ extension ModelCache {
             self.storeMaxMemoryBytes = 0
             self.memoryPressureNotifications = Configuration.platformMemoryPressureNotifications
             self.notificationCenter = .default
-            self.eventHandler = nil
             self.now = { Date() }
         }
 

@@ -108,54 +108,165 @@ public struct ModelCacheError: Error, Sendable, CustomStringConvertible {
 /// After an app update, values archived by the old version may no longer be readable: a value written by another
 /// cache version or type version, or one that no longer decodes, is removed from the cache — never a crash,
 /// never a wrong value.
-public enum ModelDiscardReason: Sendable, Equatable, CustomStringConvertible {
-    /// The value was written under another `Configuration.cacheVersion` (stored, current).
-    case cacheVersionChanged(stored: String, current: String)
-    /// The value was written as another Swift type (stored type name, requested type name).
-    case typeChanged(stored: String, requested: String)
-    /// The value was written with another model version (`VersionedModel.modelVersion` or a per-call version).
-    case typeVersionChanged(stored: Int, current: Int)
-    /// The stored bytes no longer decode as the requested type; the text is the decoder's error.
-    case undecodable(String)
-    /// The metadata stored next to the value is unreadable (corrupted or not written by ModelCache).
-    case corruptMetadata(String)
+public struct ModelDiscardReason: Sendable, Equatable, CustomStringConvertible {
+    /// The reason classes. A struct with static members, so classes can be added without breaking a caller's
+    /// `switch` (which needs a `default`); compare with `==` or match with `case`.
+    public struct Code: Sendable, Hashable, CustomStringConvertible {
+        private enum Kind: Sendable, Hashable {
+            case cacheVersionChanged, typeChanged, typeVersionChanged, undecodable, corruptMetadata
+        }
+        private let kind: Kind
+        private init(_ kind: Kind) { self.kind = kind }
+
+        /// The value was written under another `Configuration.cacheVersion`.
+        public static let cacheVersionChanged = Code(.cacheVersionChanged)
+        /// The value was written as another Swift type.
+        public static let typeChanged = Code(.typeChanged)
+        /// The value was written with another model version (`VersionedModel.modelVersion` or a per-call version).
+        public static let typeVersionChanged = Code(.typeVersionChanged)
+        /// The stored bytes no longer decode as the requested type.
+        public static let undecodable = Code(.undecodable)
+        /// The metadata stored next to the value is unreadable (corrupted or not written by ModelCache).
+        public static let corruptMetadata = Code(.corruptMetadata)
+
+        /// The class in words.
+        public var description: String {
+            switch kind {
+            case .cacheVersionChanged: return "cache version changed"
+            case .typeChanged: return "type changed"
+            case .typeVersionChanged: return "type version changed"
+            case .undecodable: return "value no longer decodes"
+            case .corruptMetadata: return "metadata unreadable"
+            }
+        }
+    }
+
+    /// The reason class.
+    public let code: Code
+    /// For the three "changed" codes: what was stored (cache version, type name, or model version as decimal
+    /// text); `nil` for the others.
+    public let stored: String?
+    /// For the three "changed" codes: what is current or requested, like ``stored``; `nil` for the others.
+    public let current: String?
+    /// For ``Code/undecodable`` and ``Code/corruptMetadata``: the decoder's error in words; `nil` for the others.
+    public let detail: String?
+
+    private init(_ code: Code, stored: String? = nil, current: String? = nil, detail: String? = nil) {
+        self.code = code
+        self.stored = stored
+        self.current = current
+        self.detail = detail
+    }
+
+    /// ``Code/cacheVersionChanged``: the value was written under cache version `stored`, the cache uses `current`.
+    public static func cacheVersionChanged(stored: String, current: String) -> ModelDiscardReason {
+        ModelDiscardReason(.cacheVersionChanged, stored: stored, current: current)
+    }
+    /// ``Code/typeChanged``: the value was written as type `stored`, read as type `requested`.
+    public static func typeChanged(stored: String, requested: String) -> ModelDiscardReason {
+        ModelDiscardReason(.typeChanged, stored: stored, current: requested)
+    }
+    /// ``Code/typeVersionChanged``: the value was written with model version `stored`, read with `current`.
+    public static func typeVersionChanged(stored: Int, current: Int) -> ModelDiscardReason {
+        ModelDiscardReason(.typeVersionChanged, stored: String(stored), current: String(current))
+    }
+    /// ``Code/undecodable``, with the decoder's error in words.
+    public static func undecodable(_ detail: String) -> ModelDiscardReason { ModelDiscardReason(.undecodable, detail: detail) }
+    /// ``Code/corruptMetadata``, with the decoder's error in words.
+    public static func corruptMetadata(_ detail: String) -> ModelDiscardReason {
+        ModelDiscardReason(.corruptMetadata, detail: detail)
+    }
 
     /// A one-line description of the reason.
     public var description: String {
-        switch self {
-        case .cacheVersionChanged(let stored, let current):
-            return "cache version changed (stored '\(stored)', current '\(current)')"
-        case .typeChanged(let stored, let requested):
-            return "type changed (stored \(stored), requested \(requested))"
-        case .typeVersionChanged(let stored, let current):
-            return "type version changed (stored \(stored), current \(current))"
-        case .undecodable(let detail):
-            return "value no longer decodes: \(detail)"
-        case .corruptMetadata(let detail):
-            return "metadata unreadable: \(detail)"
+        switch code {
+        case .cacheVersionChanged:
+            return "cache version changed (stored '\(stored ?? "")', current '\(current ?? "")')"
+        case .typeChanged:
+            return "type changed (stored \(stored ?? ""), requested \(current ?? ""))"
+        case .typeVersionChanged:
+            return "type version changed (stored \(stored ?? ""), current \(current ?? ""))"
+        default:
+            return "\(code): \(detail ?? "")"
         }
     }
 }
 
-/// Something the cache did on its own that the app may want to log, delivered to
-/// `Configuration.eventHandler` on the calling thread.
-public enum ModelCacheEvent: Sendable, CustomStringConvertible {
-    /// A stored value was dropped and reported as a miss.
-    case discarded(key: String, reason: ModelDiscardReason)
-    /// A value fetched by a refresh was delivered but could not be stored.
-    case storeFailed(key: String, error: ModelCacheError)
-    /// A refresh's fetch failed; the cached value, if any, was kept.
-    case refreshFailed(key: String, error: ModelCacheError)
-    /// The decoded-value memory tier was trimmed (memory pressure); the count of values dropped from memory.
-    case memoryTrimmed(removedEntries: Int)
+/// Something the cache did on its own that the app may want to log, delivered through `ModelCache.events`
+/// (as `DownloadCache` delivers its `CacheEvent`s, in the same shape: a ``kind`` and the values it carries).
+public struct ModelCacheEvent: Sendable, CustomStringConvertible {
+    /// What happened. A struct with static members, so kinds can be added without breaking a caller's `switch`
+    /// (which needs a `default`); compare with `==` or match with `case`.
+    public struct Kind: Sendable, Hashable, CustomStringConvertible {
+        private enum Value: Sendable, Hashable { case discarded, storeFailed, refreshFailed, memoryTrimmed }
+        private let value: Value
+        private init(_ value: Value) { self.value = value }
+
+        /// A stored value was dropped and reported as a miss (``ModelCacheEvent/discardReason``).
+        public static let discarded = Kind(.discarded)
+        /// A value fetched by a refresh was delivered but could not be stored (``ModelCacheEvent/error``).
+        public static let storeFailed = Kind(.storeFailed)
+        /// A refresh's fetch failed; the cached value, if any, was kept (``ModelCacheEvent/error``).
+        public static let refreshFailed = Kind(.refreshFailed)
+        /// The decoded-value memory tier was trimmed (memory pressure; ``ModelCacheEvent/removedEntries``).
+        public static let memoryTrimmed = Kind(.memoryTrimmed)
+
+        /// `discarded`, `store failed`, `refresh failed` or `memory trimmed`.
+        public var description: String {
+            switch value {
+            case .discarded: return "discarded"
+            case .storeFailed: return "store failed"
+            case .refreshFailed: return "refresh failed"
+            case .memoryTrimmed: return "memory trimmed"
+            }
+        }
+    }
+
+    /// What happened.
+    public let kind: Kind
+    /// The model key concerned; `nil` for ``Kind/memoryTrimmed``.
+    public let key: String?
+    /// For ``Kind/discarded``: why; `nil` otherwise.
+    public let discardReason: ModelDiscardReason?
+    /// For ``Kind/storeFailed`` and ``Kind/refreshFailed``: the error; `nil` otherwise.
+    public let error: ModelCacheError?
+    /// For ``Kind/memoryTrimmed``: the count of values dropped from memory; `nil` otherwise.
+    public let removedEntries: Int?
+
+    private init(_ kind: Kind, key: String? = nil, discardReason: ModelDiscardReason? = nil,
+                 error: ModelCacheError? = nil, removedEntries: Int? = nil) {
+        self.kind = kind
+        self.key = key
+        self.discardReason = discardReason
+        self.error = error
+        self.removedEntries = removedEntries
+    }
+
+    /// A ``Kind/discarded`` event.
+    public static func discarded(key: String, reason: ModelDiscardReason) -> ModelCacheEvent {
+        ModelCacheEvent(.discarded, key: key, discardReason: reason)
+    }
+    /// A ``Kind/storeFailed`` event.
+    public static func storeFailed(key: String, error: ModelCacheError) -> ModelCacheEvent {
+        ModelCacheEvent(.storeFailed, key: key, error: error)
+    }
+    /// A ``Kind/refreshFailed`` event.
+    public static func refreshFailed(key: String, error: ModelCacheError) -> ModelCacheEvent {
+        ModelCacheEvent(.refreshFailed, key: key, error: error)
+    }
+    /// A ``Kind/memoryTrimmed`` event.
+    public static func memoryTrimmed(removedEntries: Int) -> ModelCacheEvent {
+        ModelCacheEvent(.memoryTrimmed, removedEntries: removedEntries)
+    }
 
     /// A one-line description of the event.
     public var description: String {
-        switch self {
-        case .discarded(let key, let reason): return "discarded '\(key)': \(reason)"
-        case .storeFailed(let key, let error): return "store of fetched '\(key)' failed: \(error)"
-        case .refreshFailed(let key, let error): return "refresh of '\(key)' failed: \(error)"
-        case .memoryTrimmed(let removed): return "memory tier trimmed: \(removed) values dropped"
+        let key = self.key ?? ""
+        switch kind {
+        case .discarded: return "discarded '\(key)': \(discardReason.map { "\($0)" } ?? "")"
+        case .storeFailed: return "store of fetched '\(key)' failed: \(error.map { "\($0)" } ?? "")"
+        case .refreshFailed: return "refresh of '\(key)' failed: \(error.map { "\($0)" } ?? "")"
+        default: return "memory tier trimmed: \(removedEntries ?? 0) values dropped"
         }
     }
 }

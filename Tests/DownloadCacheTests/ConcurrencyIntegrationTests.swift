@@ -113,10 +113,10 @@ import Testing
             var flags: [Bool] = []
             var failures = 0
             for await event in events {
-                switch event {
-                case .succeeded(_, _, let isCachedData): flags.append(isCachedData)
+                switch event.kind {
+                case .succeeded: flags.append(event.isCachedData)
                 case .failed: failures += 1
-                case .invalidated: break
+                default: break
                 }
                 if flags.count + failures == 3 { break }
             }

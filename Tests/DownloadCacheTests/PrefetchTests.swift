@@ -43,10 +43,10 @@ import Testing
                 seen.append(event)
                 if seen.count == 2 { break }
             }
-            let missing = seen.first { if case .failed(let url, _) = $0 { return url == h.origin.url("/missing") }; return false }
+            let missing = seen.first { $0.kind == .failed && $0.url == h.origin.url("/missing") }
             #expect(missing != nil)
-            #expect(!seen.contains { if case .succeeded(let url, _, _) = $0 { return url == h.origin.url("/missing") }; return false })
-            #expect(seen.contains { if case .succeeded(let url, _, _) = $0 { return url == h.origin.url("/ok") }; return false })
+            #expect(!seen.contains { $0.kind == .succeeded && $0.url == h.origin.url("/missing") })
+            #expect(seen.contains { $0.kind == .succeeded && $0.url == h.origin.url("/ok") })
         }
     }
 }

@@ -19,7 +19,7 @@ func readArticles(from site: URL, cacheDirectory: URL) async throws -> [Response
     let events = cache.events
     let listener = Task {
         for await event in events {
-            if case .succeeded(let url, let source, _) = event { print("\(url.path): \(source)") }
+            if event.kind == .succeeded, let source = event.source { print("\(event.url.path): \(source)") }
         }
     }
     defer { listener.cancel() }

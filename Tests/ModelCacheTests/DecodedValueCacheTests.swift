@@ -72,7 +72,7 @@ struct DecodedValueCacheTests {
     }
 
     @Test("handleMemoryPressure empties the memory tier; values are then read from disk, nothing is lost")
-    func memoryPressure() throws {
+    func memoryPressure() async throws {
         let fixture = try Fixture()
         defer { fixture.cleanUp() }
         let cache = fixture.cache
@@ -83,7 +83,7 @@ struct DecodedValueCacheTests {
         #expect(cache.statistics.memoryCost == 0)
         for index in 0..<10 { #expect(cache.value(forKey: "k\(index)", as: [MenuItem].self)?.value == MenuItem.sample(index)) }
         #expect(cache.statistics.diskHits == 10)
-        #expect(fixture.events.all.contains { if case .memoryTrimmed(10) = $0 { return true } else { return false } })
+        #expect(await eventually { fixture.events.all.contains { $0.kind == .memoryTrimmed && $0.removedEntries == 10 } })
     }
 
     @Test("a configured notification triggers the trim (how UIKit's memory warning is wired)")

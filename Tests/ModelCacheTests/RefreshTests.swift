@@ -91,6 +91,7 @@ struct RefreshTests {
         #expect(underlying is Offline)
         #expect(fixture.cache.value(forKey: "list", as: [String].self)?.value == ["kept"])
         #expect(try fixture.reopen().value(forKey: "list", as: [String].self)?.value == ["kept"])
+        #expect(await eventually { fixture.events.refreshFailures == 1 })
         #expect(fixture.events.refreshFailures == 1)
     }
 
@@ -104,7 +105,7 @@ struct RefreshTests {
             Issue.record("expected encodingFailed, got \(String(describing: update.storageError))")
             return
         }
-        #expect(fixture.events.all.contains { if case .storeFailed = $0 { return true } else { return false } })
+        #expect(await eventually { fixture.events.all.contains { $0.kind == .storeFailed } })
         #expect(fixture.cache.value(forKey: "x", as: Unencodable.self) == nil)
     }
 
@@ -183,6 +184,7 @@ struct RefreshTests {
         }
         #expect(failures == callers)
         #expect(fetches.count == 1)
+        #expect(await eventually { fixture.events.refreshFailures == 1 })
         #expect(fixture.events.refreshFailures == 1)
     }
 

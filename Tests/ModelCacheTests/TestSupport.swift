@@ -19,20 +19,33 @@ final class TestClock: Sendable {
     var now: @Sendable () -> Date { { self.current } }
 }
 
-/// Collects the events a cache reports.
+/// Collects the events caches report through `ModelCache.events` (each stream read by its own task, so an event
+/// shows up in `all` shortly after it was reported: check with `eventually`).
 final class EventRecorder: Sendable {
     private let events = Mutex<[ModelCacheEvent]>([])
+    private let listeners = Mutex<[Task<Void, Never>]>([])
 
-    var handler: @Sendable (ModelCacheEvent) -> Void { { event in self.events.withLock { $0.append(event) } } }
+    /// Records every event of `cache` from now on.
+    func record(_ cache: ModelCache) {
+        let stream = cache.events
+        let listener = Task { [weak self] in
+            for await event in stream { self?.events.withLock { $0.append(event) } }
+        }
+        listeners.withLock { $0.append(listener) }
+    }
+
+    deinit {
+        listeners.withLock { $0.forEach { $0.cancel() } }
+    }
 
     var all: [ModelCacheEvent] { events.withLock { $0 } }
 
     var discardReasons: [ModelDiscardReason] {
-        all.compactMap { if case .discarded(_, let reason) = $0 { return reason } else { return nil } }
+        all.compactMap { $0.kind == .discarded ? $0.discardReason : nil }
     }
 
     var refreshFailures: Int {
-        all.filter { if case .refreshFailed = $0 { return true } else { return false } }.count
+        all.filter { $0.kind == .refreshFailed }.count
     }
 }
 
@@ -103,15 +116,15 @@ struct Fixture {
         self.clock = clock
         self.events = EventRecorder()
         self.cache = try ModelCache(configuration: Self.configuration(directory: directory, clock: clock,
-                                                                       events: events, configure: configure))
+                                                                       configure: configure))
+        events.record(cache)
     }
 
-    static func configuration(directory: URL, clock: TestClock, events: EventRecorder,
+    static func configuration(directory: URL, clock: TestClock,
                               configure: (inout ModelCache.Configuration) -> Void = { _ in })
         -> ModelCache.Configuration {
         var configuration = ModelCache.Configuration(directory: directory)
         configuration.now = clock.now
-        configuration.eventHandler = events.handler
         configuration.memoryPressureNotifications = []
         configure(&configuration)
         return configuration
@@ -119,8 +132,10 @@ struct Fixture {
 
     /// Another cache on the same directory and clock (e.g. "the next launch").
     func reopen(configure: (inout ModelCache.Configuration) -> Void = { _ in }) throws -> ModelCache {
-        try ModelCache(configuration: Self.configuration(directory: directory, clock: clock, events: events,
-                                                         configure: configure))
+        let cache = try ModelCache(configuration: Self.configuration(directory: directory, clock: clock,
+                                                                     configure: configure))
+        events.record(cache)
+        return cache
     }
 
     func cleanUp() {
