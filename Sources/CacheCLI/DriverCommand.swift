@@ -37,7 +37,9 @@ package enum DriverCommand: Command {
         last header of every answer is this cache's Cache-Status member (RFC 9211). \
         Hop-by-hop headers and those named in \
         Connection are dropped. A request with only-if-cached that nothing stored can satisfy gets a 504 \
-        (RFC 9111 5.2.1.7). Blank lines are ignored; a malformed line gets an error line. When stdin closes, \
+        (RFC 9111 5.2.1.7). A "Range" header with one byte range is answered from a stored full response (206 \
+        with Content-Range, or 416) without asking the origin while it is fresh; several ranges, and a range of a \
+        URL with nothing stored, go to the origin uncached (RFC 9110 14). Blank lines are ignored; a malformed line gets an error line. When stdin closes, \
         in-flight requests are answered and background revalidations (stale-while-revalidate) finish and are \
         stored, then the command exits 0.
         """

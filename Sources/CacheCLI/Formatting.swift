@@ -14,10 +14,13 @@ package enum Formatting {
         return unit == 0 ? "\(count) B" : String(format: "%.1f %@", value, units[unit])
     }
 
-    /// Seconds as `42s`, `3m05s` or `2h03m`; negative or non-finite input prints `--`.
-    package static func duration(_ seconds: TimeInterval) -> String {
+    /// Seconds as `42s`, `3m05s` or `2h03m`; negative or non-finite input prints `--`. `rule` makes whole seconds:
+    /// ages and lifetimes round down (`ls`, `info`, `-v` and `--json` alike, as `Age` does, RFC 9111 §5.1),
+    /// estimates (an ETA) to the nearest.
+    package static func duration(_ seconds: TimeInterval,
+                                 rounding rule: FloatingPointRoundingRule = .toNearestOrAwayFromZero) -> String {
         guard seconds.isFinite, seconds >= 0 else { return "--" }
-        let total = wholeSeconds(seconds.rounded())
+        let total = wholeSeconds(seconds.rounded(rule))
         if total < 60 { return "\(total)s" }
         if total < 3600 { return "\(total / 60)m\(twoDigits(total % 60))s" }
         return "\(total / 3600)h\(twoDigits((total % 3600) / 60))m"

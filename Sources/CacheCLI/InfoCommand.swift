@@ -81,7 +81,7 @@ package enum InfoCommand: Command {
     /// `42s`, or `10m00s (600s)` from a minute on.
     static func seconds(_ value: TimeInterval) -> String {
         let whole = value.isFinite ? Formatting.wholeSeconds(value.rounded(.down)) : 0
-        return whole < 60 ? "\(whole)s" : "\(Formatting.duration(value)) (\(whole)s)"
+        return whole < 60 ? "\(whole)s" : "\(Formatting.duration(value, rounding: .down)) (\(whole)s)"
     }
 
     /// Prints the explanation of every stored variant of the URL.

@@ -49,7 +49,7 @@ package enum ListCommand: Command {
         var rows = [["STATUS", "BYTES", "AGE", "STATE", "PIN", "STORAGE"] + (showVariants ? ["VARIANT"] : []) + ["URL"]]
         for entry in entries {
             var row = [
-                "\(entry.status)", "\(entry.bytes)", Formatting.duration(entry.age),
+                "\(entry.status)", "\(entry.bytes)", Formatting.duration(entry.age, rounding: .down),
                 entry.isFresh ? "fresh" : "stale", entry.isPinned ? "pin" : "-", entry.storageClass.rawValue,
             ]
             if showVariants {

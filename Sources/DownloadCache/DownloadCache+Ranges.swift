@@ -34,10 +34,15 @@ extension DownloadCache {
         case nil:
             return try await following(whole, options)
         case .multiple?:
-            return try await following(request, Self.bypassingCache(options))
+            var response = try await following(request, Self.bypassingCache(options))
+            response.reason = "several ranges: forwarded to the origin uncached (no multipart/byteranges body is built from the cache, RFC 9110 §14.6)"
+            return response
         case .single?:
             guard options.readFromCache, !candidates(for: whole).isEmpty else {
-                let response = try await following(request, Self.bypassingCache(options))
+                var response = try await following(request, Self.bypassingCache(options))
+                response.reason = options.readFromCache
+                    ? "a range of a URL with no stored response: forwarded to the origin uncached (RFC 9110 §14.2)"
+                    : "a range with the cache not read: forwarded to the origin uncached (RFC 9110 §14.2)"
                 keepPartialContent(response, request: whole, options: options)
                 return response
             }

@@ -49,7 +49,8 @@ extension DownloadCache {
             throw DownloadError(.storage, "the response body could not be kept")
         }
         var response = networkResponse(received, original: request, body: body,
-                                       reason: "\(request.method) is not cacheable (RFC 9111 §4.4)", blob: nil, timing: timing)
+                                       reason: RFC9111.unsafeMethodReason(request: request, response: head),
+                                       blob: nil, timing: timing)
         response.cacheStatus.forward = .method
         return response
     }

@@ -26,6 +26,23 @@ extension RFC9111 {
         return keys
     }
 
+    /// The reason given for the answer to an unsafe request that is not stored as a GET response: why it is not
+    /// stored (RFC 9111 §3, RFC 9110 §9.3.3) and what it invalidated (RFC 9111 §4.4, ``invalidatedKeys(request:response:)``).
+    /// E.g. `POST response not stored (RFC 9111 §3: only a POST response with explicit freshness and
+    /// Content-Location = its URI is reusable, RFC 9110 §9.3.3); the stored responses of 1 URI invalidated (RFC 9111 §4.4)`.
+    public static func unsafeMethodReason(request: CacheRequest, response: CacheResponse) -> String {
+        let method = request.method.uppercased()
+        let notStored = method == "POST"
+            ? "POST response not stored (RFC 9111 §3: only a POST response with explicit freshness and Content-Location = its URI is reusable, RFC 9110 §9.3.3)"
+            : "\(method) response not stored (RFC 9111 §3: the method is not cacheable)"
+        guard !isSafeMethod(request.method) else { return notStored }
+        guard (200...399).contains(response.status) else {
+            return notStored + "; nothing invalidated: status \(response.status) is an error (RFC 9111 §4.4)"
+        }
+        let uris = invalidatedKeys(request: request, response: response).count / 2
+        return notStored + "; the stored responses of \(uris) URI\(uris == 1 ? "" : "s") invalidated (RFC 9111 §4.4)"
+    }
+
     /// Whether two URLs share an origin (RFC 6454): scheme, host (case-insensitive) and effective port.
     static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
         guard let ca = URLComponents(url: a, resolvingAgainstBaseURL: true),

@@ -126,6 +126,7 @@ import HTTPCacheSemantics
         #expect(run.out.contains("--max-in-flight <n>"))
         #expect(run.out.contains("--inline-body-limit <bytes>"))
         #expect(run.out.contains("--no-stale-when-disconnected"))
+        #expect(run.out.split(whereSeparator: \.isWhitespace).joined(separator: " ").contains("A \"Range\" header with one byte range"))
         #expect(run.out.contains("--redis <url>"))
         #expect(run.out.contains("U+FFFD"))
         #expect(run.out.contains("bodyBase64"))

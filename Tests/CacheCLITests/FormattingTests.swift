@@ -18,4 +18,12 @@ import Testing
         let line = try JSONOutput.line(["b": 1, "a": "http://x/y", "c": JSONOutput.null] as [String: Any])
         #expect(line == #"{"a":"http://x/y","b":1,"c":null}"#)
     }
+
+    /// Ages and lifetimes round down in `ls` and `info` as in `-v` and `--json` (3599.6 s is 59m59s, 3599s).
+    @Test func agesAndLifetimesRoundDown() {
+        #expect(Formatting.duration(3599.6, rounding: .down) == "59m59s")
+        #expect(Formatting.duration(59.9, rounding: .down) == "59s")
+        #expect(InfoCommand.seconds(3599.6) == "59m59s (3599s)")
+        #expect(InfoCommand.seconds(600.7) == "10m00s (600s)")
+    }
 }

@@ -59,4 +59,17 @@ import Testing
             #expect(try await driver.origin.hits("/d").total == 1)
         }
     }
+
+    /// `-v` on a range of a URL with nothing stored says the range went to the origin uncached, not that
+    /// writing to the cache is off.
+    @Test func verboseRangeOfAnUnstoredURLSaysItIsForwardedUncached() async throws {
+        let origin = try await OriginServer.start()
+        defer { origin.stop() }
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let run = await cli.run(["get", "-v", "-r", "0-3", origin.url("/size/100").absoluteString])
+        #expect(run.code == 0)
+        #expect(run.err.contains("a range of a URL with no stored response: forwarded to the origin uncached"), "\(run.err)")
+        #expect(!run.err.contains("writing to the cache is off"))
+    }
 }

@@ -68,6 +68,7 @@ import Testing
             let post = try await h.cache.response(for: CacheRequest(method: "POST", url: h.origin.url("/doc")),
                                                   options: RequestOptions(body: Data("x=1".utf8)))
             #expect(post.status == 200 && post.source == .network)
+            #expect(post.reason.hasSuffix("; the stored responses of 1 URI invalidated (RFC 9111 §4.4)"), "\(post.reason)")
             #expect(h.storedVariants("/doc").isEmpty)
             #expect(try await h.get("/doc").source == .network)
             let hits = try await h.hits("/doc")

@@ -26,6 +26,22 @@ import Testing
         let keys = RFC9111.invalidatedKeys(request: request, response: CacheResponse(status: status, headers: Fixture.headers(headers)))
         #expect(keys == expected)
     }
+
+    /// The reason for an unsafe request's answer says why it is not stored (§3, RFC 9110 §9.3.3) and what it
+    /// invalidated (§4.4), never that §4.4 makes POST uncacheable.
+    @Test func unsafeMethodReasonSaysWhyNotStoredAndWhatWasInvalidated() {
+        let post = CacheRequest(method: "POST", url: Self.target)
+        let invalidating = RFC9111.unsafeMethodReason(request: post, response: CacheResponse(
+            status: 201, headers: HTTPHeaders([("Location", "/items/2")])))
+        #expect(invalidating.hasPrefix("POST response not stored (RFC 9111 §3: "))
+        #expect(invalidating.contains("RFC 9110 §9.3.3"))
+        #expect(invalidating.hasSuffix("; the stored responses of 2 URIs invalidated (RFC 9111 §4.4)"))
+        let failed = RFC9111.unsafeMethodReason(request: post, response: CacheResponse(status: 500, headers: HTTPHeaders()))
+        #expect(failed.hasSuffix("; nothing invalidated: status 500 is an error (RFC 9111 §4.4)"))
+        let delete = RFC9111.unsafeMethodReason(request: CacheRequest(method: "DELETE", url: Self.target),
+                                                response: CacheResponse(status: 204, headers: HTTPHeaders()))
+        #expect(delete == "DELETE response not stored (RFC 9111 §3: the method is not cacheable); the stored responses of 1 URI invalidated (RFC 9111 §4.4)")
+    }
 }
 
 /// RFC 9111 §5.1 (Age on served responses), §3.1 (hop-by-hop fields), §5.2.2.4 (qualified no-cache fields).
