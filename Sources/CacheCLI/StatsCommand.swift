@@ -51,7 +51,7 @@ package enum StatsCommand: Command {
             ]
             if let shared { object["sharedTier"] = sharedTierObject(shared, problem: problem) }
             context.console.out(try JSONOutput.line(object))
-            return 0
+            return sharedTierExitCode(shared, problem: problem, context: context)
         }
         var rows = [
             ["directory:", cache.directoryURL.path],
@@ -65,7 +65,17 @@ package enum StatsCommand: Command {
         ]
         if let shared { rows.append(sharedTierRow(shared, problem: problem, note: "; fetches work without it")) }
         context.console.out(Formatting.table(rows), terminator: "")
-        return 0
+        return sharedTierExitCode(shared, problem: problem, context: context)
+    }
+
+    /// 0, or 1 with one `Error:` line on stderr when the shared tier asked for does not answer: the statistics
+    /// were printed all the same (stdout), so a script or a monitor checking `stats --redis URL` learns that the
+    /// tier is down from the exit code, while fetching commands stay 0 (they work without the tier).
+    static func sharedTierExitCode(_ shared: SharedTierConfiguration?, problem: String?, context: CommandContext) -> Int32 {
+        guard let shared, let problem else { return 0 }
+        context.console.err("Error: shared tier \(shared.description) unavailable (\(TerminalText.escaped(ErrorText.oneLine(problem)))); "
+            + "the statistics printed are the local store's, fetches work without the tier")
+        return 1
     }
 
     /// A byte limit for the text table: `1.0 GiB (1073741824 bytes)`.
@@ -74,7 +84,8 @@ package enum StatsCommand: Command {
     }
 
     /// `stats --redis URL` where no cache exists yet (a new machine of a fleet): the shared tier is probed all the
-    /// same, and the local cache is reported as absent (nothing is created). Exit 0, like `stats` on a cache.
+    /// same, and the local cache is reported as absent (nothing is created). Exit 0, or 1 when the tier does not
+    /// answer, like `stats` on a cache.
     static func sharedTierOnly(_ shared: SharedTierConfiguration, location: CacheLocation, parsed: ParsedArguments,
                                context: CommandContext) async throws -> Int32 {
         let tier = SharedTier(configuration: shared, scope: "private:\(location.namespace)", log: { _ in })
@@ -84,14 +95,14 @@ package enum StatsCommand: Command {
             let object: [String: Any] = ["entries": 0, "bytes": 0, "directory": directory, "cacheExists": false,
                                          "sharedTier": sharedTierObject(shared, problem: problem)]
             context.console.out(try JSONOutput.line(object))
-            return 0
+            return sharedTierExitCode(shared, problem: problem, context: context)
         }
         let rows = [
             ["directory:", directory + " (no cache here yet)"],
             sharedTierRow(shared, problem: problem, note: ""),
         ]
         context.console.out(Formatting.table(rows), terminator: "")
-        return 0
+        return sharedTierExitCode(shared, problem: problem, context: context)
     }
 
     /// The `--json` member for the shared tier: url, reachable, and the problem when it is not.

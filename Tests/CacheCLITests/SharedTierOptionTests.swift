@@ -3,7 +3,8 @@ import Foundation
 import Testing
 
 /// `--redis URL` / `DLCACHE_REDIS` on the fetching commands and in `stats`: a shared tier that is down never fails a
-/// command, is reported by `stats`, and its password never appears in any output.
+/// fetching command, is reported by `stats` (local statistics printed, exit 1), and its password never appears in
+/// any output.
 @Suite(.serialized) struct SharedTierOptionTests {
     @Test func aDeadRedisNeverFailsGetAndStatsReportsItWithoutThePassword() async throws {
         let origin = try await OriginServer.start()
@@ -17,12 +18,19 @@ import Testing
         #expect(get.out == "body a")
         #expect(get.err.contains("shared tier"))
         #expect(!get.err.contains("hunter2"))
+        // `stats` still prints the local statistics, then exits 1 with one error line: the tier asked for is down.
         let stats = await cli.run(["stats"], variables: ["DLCACHE_REDIS": dead])
-        #expect(stats.code == 0)
+        #expect(stats.code == 1)
+        #expect(stats.out.contains("entries:") && stats.out.contains("hits:"))
         #expect(stats.out.contains("shared tier:"))
         #expect(stats.out.contains("redis://app:***@127.0.0.1:1/0 unavailable"))
         #expect(!stats.out.contains("hunter2"))
+        #expect(stats.err.hasPrefix("Error: shared tier redis://app:***@127.0.0.1:1/0 unavailable ("), "\(stats.err)")
+        #expect(stats.err.hasSuffix("); the statistics printed are the local store's, fetches work without the tier\n"))
+        #expect(stats.err.filter { $0 == "\n" }.count == 1 && !stats.err.contains("hunter2"))
         let json = await cli.run(["stats", "--json", "--redis", dead])
+        #expect(json.code == 1)
+        #expect(try json.object()["entries"] as? Int == 1)
         let tier = try #require(try json.object()["sharedTier"] as? [String: Any])
         #expect(tier["reachable"] as? Bool == false)
         #expect(!json.out.contains("hunter2"))
@@ -64,9 +72,10 @@ import Testing
                 _ = await cli.run(["get", "http://127.0.0.1:1/", "--cache-dir", directory])  // creates the cache
             }
             let stats = await cli.run(["stats", "--cache-dir", directory, "--redis", "redis://127.0.0.1:\(port)/0"])
-            #expect(stats.code == 0)
+            #expect(stats.code == 1)
             #expect(stats.out.contains("unavailable"), "\(stats.out)")
             #expect(!stats.out.contains("\u{1B}") && !stats.out.contains("\u{07}"), "\(stats.out)")
+            #expect(!stats.err.contains("\u{1B}") && !stats.err.contains("\u{07}"), "\(stats.err)")
         }
     }
 
@@ -76,7 +85,8 @@ import Testing
         let fresh = cli.directory.appendingPathComponent("new-machine")
         let dead = "redis://app:hunter2@127.0.0.1:1/0"
         let stats = await cli.run(["stats", "--cache-dir", fresh.path, "--redis", dead])
-        #expect(stats.code == 0)
+        #expect(stats.code == 1)
+        #expect(stats.err.hasPrefix("Error: shared tier redis://app:***@127.0.0.1:1/0 unavailable ("))
         #expect(stats.out.contains("no cache here yet"))
         #expect(stats.out.contains("redis://app:***@127.0.0.1:1/0 unavailable"))
         #expect(!stats.out.contains("hunter2"))
