@@ -80,6 +80,24 @@ import Testing
         }
     }
 
+    @Test func aResumedTransferThatIsCutAgainKeepsWhatItAdded() async throws {
+        try await withHarness { h in
+            let first = try await Self.interruptedByTruncation(h, "/twice")
+            #expect(first == Int64(Self.size / 2))
+            // The origin still cuts every answer in half: the 206 for the second half delivers a quarter.
+            await #expect(throws: DownloadError.self) { try await h.get("/twice") }
+            let second = Self.partials(h, "/twice").first?.verifiedBytes ?? 0
+            #expect(second == first + (Int64(Self.size) - first) / 2)
+            try await h.origin.configure(path: "/twice", headers: [("Cache-Control", "max-age=600")], size: Self.size,
+                                         etag: "\"v1\"")
+            let received = ReceivedBytes()
+            try Self.expectWholeAndStored(h, "/twice", try await h.get("/twice", received.options))
+            #expect(received.value == Int64(Self.size) - second)
+            let hits = try await h.hits("/twice")
+            #expect(hits.total == 3 && hits.ranged == 2 && hits.partial == 2)
+        }
+    }
+
     @Test func aTimedOutTransferIsResumed() async throws {
         try await withHarness { h in
             try await h.origin.configure(path: "/slow", headers: [("Cache-Control", "max-age=600")], size: Self.size,
