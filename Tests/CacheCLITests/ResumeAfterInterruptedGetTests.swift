@@ -8,9 +8,17 @@ import Testing
 /// as a partial entry; the next `get` asks the origin only for the rest (`Range` + `If-Range`) and writes the
 /// whole body.
 @Suite(.serialized) struct ResumeAfterInterruptedGetTests {
-    static let size = 12_000_000
+    /// 40 MB paced at 1 MB/s: the first checkpoint (4 MiB) comes after ≈4 s, the end after 40 s, so a loaded
+    /// machine has a wide window to see it; the resuming get is unpaced.
+    static let size = 40_000_000
 
-    static func generated(_ count: Int) -> Data { Data((0..<count).map { UInt8($0 % 256) }) }
+    /// origin.py's generated body: byte i is i % 256.
+    static func generated(_ count: Int) -> Data {
+        let cycle = Data((0..<256).map { UInt8($0) })
+        var data = Data(capacity: count + 256)
+        while data.count < count { data.append(cycle) }
+        return data.prefix(count)
+    }
 
     /// The partial entries of the namespace at `directory`, read through a read-only store (nothing written).
     static func partials(_ directory: URL) -> [PartialEntryInfo] {
@@ -64,7 +72,7 @@ import Testing
         let env = Self.environment(directory)
         let output = directory.appendingPathComponent("out")
         try await origin.configure(path: "/big", headers: [("Cache-Control", "max-age=600")], size: Self.size,
-                                   etag: "\"v1\"", rate: 3_000_000)
+                                   etag: "\"v1\"", rate: 1_000_000)
         // A checkpoint comes every 4 MiB: wait for the first, then SIGKILL (no chance to clean up).
         let (child, kept) = try await Self.startedGet(origin, env: env, output: output, keptAtLeast: 4 << 20)
         child.send(signal: SIGKILL)
@@ -91,7 +99,7 @@ import Testing
         let env = Self.environment(directory)
         let output = directory.appendingPathComponent("out")
         try await origin.configure(path: "/big", headers: [("Cache-Control", "max-age=600")], size: Self.size,
-                                   etag: "\"v1\"", rate: 3_000_000)
+                                   etag: "\"v1\"", rate: 1_000_000)
         let (child, checkpointed) = try await Self.startedGet(origin, env: env, output: output, keptAtLeast: 4 << 20)
         child.send(signal: SIGINT)
         #expect(child.wait(timeout: .seconds(30)) == .exited(130))
