@@ -51,7 +51,8 @@ package enum DriverCommand: Command {
     static let defaultMaxConnections = 64
 
     /// `--cache-dir`, `--namespace`, `--mode`, `--max-connections`, `--max-in-flight`, `--inline-body-limit`,
-    /// `--no-stale-when-disconnected`, `--targeted-field`, `--redis`, `--max-time`, `--stall-timeout`.
+    /// `--no-stale-when-disconnected`, `--targeted-field`, `--redis`, `--max-time`, `--stall-timeout`, `--max-disk`,
+    /// `--max-entry`.
     package static var options: [OptionSpec] {
         CommonOptions.location + [
             OptionSpec("mode", .value("private|shared"),
@@ -66,7 +67,7 @@ package enum DriverCommand: Command {
                        help: "Answer an unreachable origin with an error instead of a stale copy (RFC 9111 4.2.4, on by default)."),
             TargetedFieldOption.spec,
             SharedTierOption.spec,
-        ] + FetchLimits.options
+        ] + FetchLimits.options + StorageLimitOptions.options
     }
 
     /// The cache mode named by `--mode`, default `.private`.
@@ -118,7 +119,9 @@ package enum DriverCommand: Command {
         let noStale = parsed.flag("no-stale-when-disconnected")
         let targets = try TargetedFieldOption.targets(parsed)
         let shared = try SharedTierOption.configuration(parsed, environment: context.environment)
+        let storageLimits = try StorageLimitOptions.parse(parsed)
         let cache = try openCache(location, mode: mode, maxConnections: maxConnections, console: context.console) {
+            storageLimits.apply(to: &$0)
             $0.servesStaleWhenDisconnected = !noStale
             $0.targetedFields = targets
             $0.sharedTier = shared

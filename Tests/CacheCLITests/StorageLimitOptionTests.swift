@@ -54,6 +54,28 @@ import Testing
         #expect(try await origin.hits("/big").total == 3)
     }
 
+    @Test func theDriverTakesTheStorageLimits() async throws {
+        let bad = try DriverProcess(arguments: ["--max-disk", "1T"])
+        bad.closeInput()
+        #expect(bad.waitForExit() == 64)
+        let origin = try await OriginServer.start()
+        defer { origin.stop() }
+        try await origin.configure(path: "/big", headers: [("Cache-Control", "max-age=60")], size: 200_000)
+        try await origin.configure(path: "/small", headers: [("Cache-Control", "max-age=60")], size: 50_000)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-driver-limits-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let driver = try DriverProcess(arguments: ["--cache-dir", directory.path, "--max-entry", "100K"])
+        for (id, path) in [(1, "/big"), (2, "/small")] { driver.send(DriverBinaryTests.line(id: id, url: origin.url(path))) }
+        _ = try await driver.waitForAnswers(2)
+        for (id, path) in [(3, "/big"), (4, "/small")] { driver.send(DriverBinaryTests.line(id: id, url: origin.url(path))) }
+        driver.closeInput()
+        #expect(driver.waitForExit() == 0)
+        #expect(try driver.answers.map(DriverAnswer.init).allSatisfy { $0.status == 200 })
+        // Over --max-entry: delivered, not stored, fetched again; under it: stored once.
+        #expect(try await origin.hits("/big").total == 2)
+        #expect(try await origin.hits("/small").total == 1)
+    }
+
     @Test func noStoreLeavesNothingInTmp() async throws {
         let cli = try CLIHarness()
         defer { cli.cleanUp() }
