@@ -18,6 +18,7 @@ import HTTPCacheSemantics
 /// | 35   | `tls`                | the TLS handshake failed                                    |
 /// | 47   | `too-many-redirects` | more redirects than `--max-redirs`                          |
 /// | 60   | `tls-certificate`    | the origin's certificate is not trusted                     |
+/// | 63   | `too-large`          | the body outgrew the transfer limit (`maxTransferBytes`)    |
 /// | 64   | `usage`              | bad command line                                            |
 package enum FailureKind: String, Sendable, Equatable, CaseIterable {
     /// Any other failure (exit 1).
@@ -50,6 +51,8 @@ package enum FailureKind: String, Sendable, Equatable, CaseIterable {
     case tooManyRedirects = "too-many-redirects"
     /// The origin's certificate is not trusted (curl's 60).
     case tlsCertificate = "tls-certificate"
+    /// The body outgrew the bytes one transfer may write, `maxTransferBytes` (exit 63, curl's max-filesize).
+    case tooLarge = "too-large"
     /// Bad command line (sysexits' EX_USAGE, 64).
     case usage
 
@@ -66,6 +69,7 @@ package enum FailureKind: String, Sendable, Equatable, CaseIterable {
         case .tls: return 35
         case .tooManyRedirects: return 47
         case .tlsCertificate: return 60
+        case .tooLarge: return 63
         case .usage: return 64
         }
     }
@@ -87,6 +91,7 @@ package enum FailureKind: String, Sendable, Equatable, CaseIterable {
             case .invalidResponse: self = .invalidResponse
             case .invalidRequest: self = .invalidRequest
             case .cancelled: self = .cancelled
+            case .bodyTooLarge: self = .tooLarge
             default: self = .failed
             }
         }
@@ -97,7 +102,7 @@ package enum FailureKind: String, Sendable, Equatable, CaseIterable {
         Exit codes (curl's where curl has one): 0 success; 1 other failure (not cached, storage, invalid \
         response); 6 host name not resolved; 7 cannot connect; 18 body truncated; 22 HTTP status >= 400 with \
         --fail; 23 cannot write the output; 28 timed out or stalled; 35 TLS handshake failed; 47 too many \
-        redirects; 60 certificate not trusted; 64 bad usage. With --json a failure prints one object on stdout: \
+        redirects; 60 certificate not trusted; 63 body over the transfer limit; 64 bad usage. With --json a failure prints one object on stdout: \
         {"error": {"kind", "message", "url", "exitCode"}}.
         """
 }

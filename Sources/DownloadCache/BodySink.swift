@@ -71,6 +71,7 @@ final class BodySink: @unchecked Sendable {
                 throw DownloadError(.storage, "cannot create a file for the downloaded body: \(error)")
             }
         }
+        file.limitBytes(to: cache.configuration.maxTransferBytes)
     }
 
     /// A new name in the cache's private directory (the system temporary directory when it cannot be made).

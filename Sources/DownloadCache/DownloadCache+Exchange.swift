@@ -163,6 +163,8 @@ extension DownloadCache {
             let response = try await transport.send(transportRequest, bodyFile: file, events: events)
             return .success(response)
         } catch {
+            // The transport words a refused write its own way ("write failed: ..."); the cause is the limit.
+            if file.limitExceeded, let limit = file.byteLimit { return .failure(.bodyTooLarge(limit: limit)) }
             return .failure(error)
         }
     }

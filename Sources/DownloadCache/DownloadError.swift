@@ -13,7 +13,7 @@ public struct DownloadError: Error, Sendable, Hashable, CustomStringConvertible 
         private enum Kind: Sendable, Hashable {
             case connectionFailed, timedOut, cancelled, notCached, truncated, invalidURL, storage
             case http(Int)
-            case tooManyRedirects, invalidRequest, invalidResponse, other
+            case tooManyRedirects, invalidRequest, invalidResponse, bodyTooLarge, other
         }
 
         private let kind: Kind
@@ -50,6 +50,9 @@ public struct DownloadError: Error, Sendable, Hashable, CustomStringConvertible 
         /// The origin broke HTTP's rules (invalid or conflicting Content-Length, Transfer-Encoding with
         /// Content-Length, an unsolicited 304 or 206, a response header too large); nothing was stored.
         public static let invalidResponse = Code(.invalidResponse)
+        /// The body outgrew the bytes one transfer may write to disk (`Configuration.maxTransferBytes`); the
+        /// transfer was stopped there and nothing was stored.
+        public static let bodyTooLarge = Code(.bodyTooLarge)
         /// Anything else (TLS failure, unwritable file ...); see `detail`.
         public static let other = Code(.other)
 
@@ -64,7 +67,7 @@ public struct DownloadError: Error, Sendable, Hashable, CustomStringConvertible 
 
         /// The failure class in words, for messages: `connection failed`, `timed out`, `cancelled`, `not cached`,
         /// `truncated body`, `invalid URL`, `storage error`, `HTTP <status>`, `too many redirects`,
-        /// `invalid request`, `invalid response from the origin`, `failed`.
+        /// `invalid request`, `invalid response from the origin`, `body too large`, `failed`.
         public var description: String {
             switch kind {
             case .connectionFailed: return "connection failed"
@@ -78,6 +81,7 @@ public struct DownloadError: Error, Sendable, Hashable, CustomStringConvertible 
             case .tooManyRedirects: return "too many redirects"
             case .invalidRequest: return "invalid request"
             case .invalidResponse: return "invalid response from the origin"
+            case .bodyTooLarge: return "body too large"
             case .other: return "failed"
             }
         }
@@ -110,6 +114,7 @@ public struct DownloadError: Error, Sendable, Hashable, CustomStringConvertible 
         case .truncated, .truncatedChunked: code = .truncated
         case .invalidRequest: code = .invalidRequest
         case .invalidResponse: code = .invalidResponse
+        case .bodyTooLarge: code = .bodyTooLarge
         default: code = .other  // TLS failures and any other class
         }
         self.init(code, error.description, transportError: error)

@@ -187,7 +187,7 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         private enum Kind: Sendable, Hashable {
             case connectionFailed, nameNotResolved, tlsFailed, timedOut, cancelled, truncated, truncatedChunked
-            case stalled, invalidRequest, invalidResponse, other
+            case stalled, invalidRequest, invalidResponse, bodyTooLarge, other
         }
 
         private let kind: Kind
@@ -222,11 +222,16 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
         /// The origin broke HTTP's rules (an invalid or conflicting Content-Length, Transfer-Encoding with
         /// Content-Length, an unsolicited 304 or 206, a header too large ...). Never stored.
         public static let invalidResponse = Code(.invalidResponse)
+        /// The body outgrew the bytes one transfer may write to the cache's disk
+        /// (`DownloadCache.Configuration.maxTransferBytes`, in ``TransportError/byteLimit``), e.g. an endless
+        /// body; the transfer was stopped there. Never stored.
+        public static let bodyTooLarge = Code(.bodyTooLarge)
         /// Any other failure (bad URL, unwritable body file ...).
         public static let other = Code(.other)
 
         /// The class in words: `connection failed`, `cannot resolve host`, `TLS failed`, `timed out`, `cancelled`,
-        /// `truncated body`, `stalled`, `invalid request`, `invalid response from the origin`, `failed`.
+        /// `truncated body`, `stalled`, `invalid request`, `invalid response from the origin`, `body too large`,
+        /// `failed`.
         public var description: String {
             switch kind {
             case .connectionFailed: return "connection failed"
@@ -238,6 +243,7 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
             case .stalled: return "stalled"
             case .invalidRequest: return "invalid request"
             case .invalidResponse: return "invalid response from the origin"
+            case .bodyTooLarge: return "body too large"
             case .other: return "failed"
             }
         }
@@ -259,9 +265,12 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
     public let receivedBytes: Int64?
     /// For ``Code/stalled``: the rule that was not met. `nil` otherwise.
     public let stallRule: StallRule?
+    /// For ``Code/bodyTooLarge``: the limit in bytes the body would have gone over. `nil` otherwise.
+    public let byteLimit: Int64?
 
     private init(_ code: Code, _ detail: String = "", certificate: Bool = false, expected: Int64? = nil,
-                 received: Int64? = nil, stallRule: StallRule? = nil) {
+                 received: Int64? = nil, stallRule: StallRule? = nil, byteLimit: Int64? = nil) {
+        self.byteLimit = byteLimit
         self.code = code
         self.detail = detail
         self.isCertificateProblem = certificate
@@ -299,6 +308,8 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
     public static func invalidRequest(_ detail: String) -> TransportError { TransportError(.invalidRequest, detail) }
     /// ``Code/invalidResponse``, with the rule the origin broke in words.
     public static func invalidResponse(_ detail: String) -> TransportError { TransportError(.invalidResponse, detail) }
+    /// ``Code/bodyTooLarge``: the body would have gone over `limit` bytes.
+    public static func bodyTooLarge(limit: Int64) -> TransportError { TransportError(.bodyTooLarge, byteLimit: limit) }
     /// ``Code/other``, in words.
     public static func other(_ detail: String) -> TransportError { TransportError(.other, detail) }
 
@@ -324,6 +335,8 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
         case .stalled:
             let rule = stallRule ?? StallRule(minimumBytes: 0, seconds: 0)
             return "timed out: stalled (fewer than \(rule.minimumBytes) bytes in \(Self.seconds(rule.seconds)) s)"
+        case .bodyTooLarge:
+            return "body too large: over the \(byteLimit ?? 0)-byte limit one transfer may write (maxTransferBytes); stopped there"
         case .other:
             return detail
         default:

@@ -27,6 +27,15 @@ public final class ResponseBodyFile: Sendable {
         var ownsDescriptor: Bool
     }
 
+    /// Bytes appended through `write`, the limit on them, and who is told of each write.
+    private struct Counter {
+        var written: Int64 = 0
+        var limit: Int64?
+        var exceeded = false
+        var observer: (@Sendable (Int64) -> Void)?
+    }
+    private let counter = Mutex(Counter())
+
     private let state: Mutex<State>
     /// Makes the file on first use; `nil` for a file named by path (``init(creatingAt:)``) or already open.
     private let create: (@Sendable () throws(TransportError) -> Created)?
@@ -85,13 +94,42 @@ public final class ResponseBodyFile: Sendable {
     }
 
     /// Appends `bytes` (all of them, retrying short writes).
-    /// - Throws: ``TransportError/other(_:)`` with the system's reason (e.g. no space left on the device).
+    /// - Throws: ``TransportError/other(_:)`` with the system's reason (e.g. no space left on the device);
+    ///   ``TransportError/bodyTooLarge(limit:)`` when the bytes would take the file over the cache's limit
+    ///   (none of them is written).
     public func write(_ bytes: UnsafeRawBufferPointer) throws(TransportError) {
         let descriptor = try open()
         guard let base = bytes.baseAddress, bytes.count > 0 else { return }
+        let refusedLimit: Int64? = counter.withLock { counter in
+            guard let limit = counter.limit, counter.written + Int64(bytes.count) > limit else { return nil }
+            counter.exceeded = true
+            return limit
+        }
+        if let refusedLimit { throw TransportError.bodyTooLarge(limit: refusedLimit) }
         if cs_write_all(descriptor, base, bytes.count) != 0 {
             throw TransportError.other("cannot write body file \(url.path): \(ErrorWords.systemMessage(Int(cs_errno())))")
         }
+        let (written, observer) = counter.withLock { counter in
+            counter.written += Int64(bytes.count)
+            return (counter.written, counter.observer)
+        }
+        observer?(written)
+    }
+
+    /// Limits the bytes `write` may append, in bytes (`nil` = unlimited).
+    func limitBytes(to limit: Int64?) {
+        counter.withLock { $0.limit = limit.map { max(0, $0) } }
+    }
+
+    /// Whether a write was refused because it would have gone over the limit.
+    var limitExceeded: Bool { counter.withLock { $0.exceeded } }
+
+    /// The byte limit in force (`nil` = unlimited).
+    var byteLimit: Int64? { counter.withLock { $0.limit } }
+
+    /// Calls `observer` with the bytes appended so far after every write (on the writer's thread; keep it short).
+    func observeWrites(_ observer: (@Sendable (Int64) -> Void)?) {
+        counter.withLock { $0.observer = observer }
     }
 
     /// Appends `data`.

@@ -87,7 +87,7 @@ import CacheTestSupport
     @Test func everyKindHasItsDocumentedCode() {
         let expected: [FailureKind: Int32] = [.dns: 6, .connect: 7, .truncated: 18, .http: 22, .write: 23,
                                               .timeout: 28, .tls: 35, .tooManyRedirects: 47,
-                                              .tlsCertificate: 60, .usage: 64, .failed: 1, .notCached: 1]
+                                              .tlsCertificate: 60, .tooLarge: 63, .usage: 64, .failed: 1, .notCached: 1]
         for (kind, code) in expected { #expect(kind.exitCode == code, "\(kind)") }
     }
 
@@ -96,7 +96,7 @@ import CacheTestSupport
         defer { cli.cleanUp() }
         let help = await cli.run(["get", "--help"])
         for fragment in ["6 host name not resolved", "7 cannot connect", "22 HTTP status >= 400", "23 cannot write",
-                         "28 timed out", "35 TLS handshake", "47 too many", "60 certificate not trusted", "64 bad usage"] {
+                         "28 timed out", "35 TLS handshake", "47 too many", "60 certificate not trusted", "63 body over the transfer limit", "64 bad usage"] {
             #expect(help.out.replacingOccurrences(of: "\n", with: " ").contains(fragment), "\(fragment)")
         }
     }

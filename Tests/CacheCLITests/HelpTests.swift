@@ -53,8 +53,8 @@ import DownloadCache
     Exit codes (curl's where curl has one): 0 success; 1 other failure (not cached, storage, invalid
     response); 6 host name not resolved; 7 cannot connect; 18 body truncated; 22 HTTP status >= 400 with
     --fail; 23 cannot write the output; 28 timed out or stalled; 35 TLS handshake failed; 47 too many
-    redirects; 60 certificate not trusted; 64 bad usage. With --json a failure prints one object on
-    stdout: {"error": {"kind", "message", "url", "exitCode"}}.
+    redirects; 60 certificate not trusted; 63 body over the transfer limit; 64 bad usage. With --json a
+    failure prints one object on stdout: {"error": {"kind", "message", "url", "exitCode"}}.
     
     USAGE: dlcache get <url> [<options>]
     
