@@ -66,13 +66,17 @@ extension BlobFiles {
         }
     }
 
-    /// Deletes `blobs/<id>` (a symbolic link there is deleted, never its target; a directory is left).
+    /// Deletes `blobs/<id>` (a symbolic link there is deleted, never its target; a directory is left). An id
+    /// that is not a name ``newID()`` makes (an edited index row: `../x`) deletes nothing.
     func removeBlob(_ id: String) {
+        guard Self.isBlobName(id) else { return }
         _ = cs_unlink_at(handles.blobs, id)
     }
 
-    /// Deletes `tmp/<name>`.
+    /// Deletes `tmp/<name>`; a name that is not one ``newID()`` makes (an edited partial row: `../x`) deletes
+    /// nothing outside `tmp/`.
     func removeTemporary(_ name: String) {
+        guard Self.isBlobName(name) else { return }
         _ = cs_unlink_at(handles.tmp, name)
     }
 

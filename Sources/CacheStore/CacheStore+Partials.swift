@@ -137,6 +137,13 @@ extension CacheStore {
             return row
         }
         guard let row = claimed else { return nil }
+        // The row names a file in `tmp/` by a name the store made; any other (an edited index: `../x`) is
+        // never opened, cut or deleted.
+        guard BlobFiles.isBlobName(row.file) else {
+            log("partial of \(key.primary) names no file of tmp/: removed")
+            try dropPartial(file: row.file)
+            return nil
+        }
         let path = files.tmpPath + "/" + row.file
         let fd = cs_open_file_at(files.handles.tmp, row.file, CS_OPEN_READ_WRITE, CS_OPEN_EXISTING, 0)
         guard fd >= 0 else {
