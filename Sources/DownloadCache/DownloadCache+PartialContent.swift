@@ -14,7 +14,8 @@ import HTTPCacheSemantics
 /// - once the pieces reach the complete length, the body is stored as a complete 200 whose header fields are
 ///   the kept response's updated by the last 206's (`RFC9111.combinedPartial`): the new fields win, the
 ///   unupdated stored ones are kept.
-/// A piece that starts later than the kept bytes (or later than 0 with nothing kept) is not kept; a later plain
+/// A piece that starts later than the kept bytes (or later than 0 with nothing kept), or that came from the target
+/// of a followed redirect (another URL's bytes), is not kept; a later plain
 /// GET of the URL resumes from the kept bytes with `Range` + `If-Range`. Ranges are not served from a partial
 /// entry: only a complete stored response answers a range by itself.
 extension DownloadCache {

@@ -43,7 +43,8 @@ extension DownloadCache {
                 response.reason = options.readFromCache
                     ? "a range of a URL with no stored response: forwarded to the origin uncached (RFC 9110 §14.2)"
                     : "a range with the cache not read: forwarded to the origin uncached (RFC 9110 §14.2)"
-                keepPartialContent(response, request: whole, options: options)
+                // A piece reached through a redirect is another URL's bytes: never kept under this one.
+                if response.redirects.isEmpty { keepPartialContent(response, request: whole, options: options) }
                 return response
             }
             let response = try await following(whole, options)

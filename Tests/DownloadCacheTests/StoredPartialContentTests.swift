@@ -46,6 +46,24 @@ import Testing
         }
     }
 
+    @Test func aPieceReachedThroughARedirectIsNotKeptUnderTheRedirectingURL() async throws {
+        try await withHarness { h in
+            try await h.origin.configure(path: "/hop", status: 302, headers: [("Cache-Control", "no-store")], body: "",
+                                         redirect: "/elsewhere")
+            try await h.origin.configure(path: "/elsewhere", headers: [("Cache-Control", "max-age=600")], size: 5_000,
+                                         etag: "\"e1\"")
+            let piece = try await h.get("/hop", headers: Self.range("bytes=0-"))
+            #expect(piece.status == 206 && piece.redirects.count == 1)
+            #expect(try piece.data() == Self.generated(0, 4999))
+            // /elsewhere's bytes are not /hop's: /hop keeps nothing, and the next GET of /hop asks /hop again.
+            #expect(h.storedVariants("/hop").isEmpty)
+            #expect(Self.partials(h, "/hop").isEmpty)
+            try await h.origin.configure(path: "/hop", headers: [("Cache-Control", "max-age=600")], body: "hop itself")
+            let again = try await h.get("/hop")
+            #expect(again.text == "hop itself" && again.source == .network)
+        }
+    }
+
     @Test func aPlainGetAfterAPieceAsksOnlyForTheRest() async throws {
         try await withHarness { h in
             try await h.origin.configure(path: "/r", headers: [("Cache-Control", "max-age=600")], size: 5_000, etag: "\"v1\"")
