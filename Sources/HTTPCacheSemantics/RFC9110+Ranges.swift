@@ -103,7 +103,8 @@ extension RFC9110 {
     /// A 200 replaces the partial. A 206 is appended only when it has one valid `Content-Range` (not
     /// `multipart/byteranges`), that range starts at or before `held` and reaches past it (the overlap is
     /// skipped), its complete length is given and equals the stored one (the stored `Content-Range` total, else
-    /// `Content-Length`), and both responses carry the same strong validator: strongly matching `ETag`s, or
+    /// `Content-Length`), its own `Content-Length` (when sent) is the range's byte count, a `Content-Encoding` it
+    /// sends is the stored one, and both responses carry the same strong validator: strongly matching `ETag`s, or
     /// with no `ETag` on either side equal `Last-Modified` dates that are strong for the stored response.
     public static func partialCombination(held: Int64, stored: HTTPHeaders, response: CacheResponse) -> PartialCombination {
         if response.status == 200 { return .replace(reason: "200 to a range request: the whole representation") }
@@ -122,6 +123,16 @@ extension RFC9110 {
         guard let total = contentRange.completeLength, let storedTotal = completeLength(stored), total == storedTotal else {
             return .reject(reason: "206 complete length \(contentRange.completeLength.map(String.init) ?? "*") does not match the stored \(completeLength(stored).map(String.init) ?? "unknown")")
         }
+        let lengths = response.headers.values(for: "Content-Length")
+        if let first = lengths.first {
+            guard lengths.allSatisfy({ $0 == first }), let length = exactDigits(Substring(HTTPHeaders.trimOWS(first))),
+                  length == range.count else {
+                return .reject(reason: "206 Content-Length \(first) is not the \(range.count) bytes of its Content-Range (RFC 9110 §14.4)")
+            }
+        }
+        if let coding = codingMismatch(stored: stored, response: response.headers) {
+            return .reject(reason: coding)
+        }
         if let problem = strongValidatorMismatch(stored: stored, response: response.headers) {
             return .reject(reason: problem)
         }
@@ -135,6 +146,19 @@ extension RFC9110 {
         let lengths = stored.values(for: "Content-Length")
         guard let first = lengths.first, lengths.allSatisfy({ $0 == first }) else { return nil }
         return exactDigits(Substring(HTTPHeaders.trimOWS(first)))
+    }
+
+    /// `nil` unless the 206 names a `Content-Encoding` other than the stored one (none stored: identity); a 206
+    /// that names none repeats no representation field (RFC 9110 §15.3.7), which is allowed.
+    static func codingMismatch(stored: HTTPHeaders, response: HTTPHeaders) -> String? {
+        func codings(_ headers: HTTPHeaders) -> [String] {
+            headers.values(for: "Content-Encoding").flatMap { $0.split(separator: ",") }
+                .map { HeaderSyntax.asciiLowercased(HTTPHeaders.trimOWS(String($0))) }
+                .filter { !$0.isEmpty && $0 != "identity" }
+        }
+        guard response.contains("Content-Encoding") else { return nil }
+        let kept = codings(stored), new = codings(response)
+        return kept == new ? nil : "206 Content-Encoding \(new.isEmpty ? "identity" : new.joined(separator: ", ")) differs from the stored \(kept.isEmpty ? "identity" : kept.joined(separator: ", "))"
     }
 
     /// `nil` when `stored` and `response` share a strong validator (RFC 9111 §3.4), else why not, in words.
