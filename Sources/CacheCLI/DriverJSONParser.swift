@@ -4,10 +4,9 @@ import Foundation
 /// without building a `String` of the whole line first.
 ///
 /// Strings are decoded from their bytes in one go when they hold no escapes; bytes that are not valid UTF-8
-/// become U+FFFD (as the line reader always did). Numbers: integer syntax that fits in 64 bits is kept exactly;
-/// any other number (fraction, exponent, too large) is a `Double`, turned back into an integer when it is one
-/// exactly (as `JSONDecoder` reads `1.0` or `1e2` as an integer). Nesting is limited to ``maximumDepth`` so a
-/// hostile line cannot exhaust the stack.
+/// become U+FFFD (as the line reader always did). Numbers: a plainly written integer that fits in 64 bits is an
+/// integer; any other number (fraction, exponent, `-0`, beyond 64 bits) keeps its JSON text, so an id is echoed
+/// exactly as given. Nesting is limited to ``maximumDepth`` so a hostile line cannot exhaust the stack.
 struct DriverJSONParser {
     /// The deepest nesting of arrays and objects accepted (a request needs 3).
     static let maximumDepth = 32
@@ -144,10 +143,9 @@ struct DriverJSONParser {
             while let byte = peek, Self.isDigit(byte) { i += 1 }
         }
         let text = String(decoding: UnsafeBufferPointer(start: base + start, count: i - start), as: UTF8.self)
-        if integral, let value = Int64(text) { return .integer(value) }
+        if integral, let value = Int64(text), String(value) == text { return .integer(value) }
         guard let value = Double(text), value.isFinite else { throw Malformed() }
-        if let exact = Int64(exactly: value) { return .integer(exact) }
-        return .number(value)
+        return .number(text)
     }
 
     /// A string starting at its opening quote: escapes decoded (RFC 8259 §7), raw control characters refused.

@@ -5,31 +5,23 @@ import HTTPCacheSemantics
 
 /// The `id` of a driver request line, echoed unchanged in its answer: a JSON string or a JSON number.
 ///
-/// Integers that fit in 64 bits are kept exactly; other numbers are kept as `Double`.
-package enum DriverID: Sendable, Hashable, Encodable, CustomStringConvertible {
+/// A number is echoed exactly as written: an integer in 64 bits written the plain way (`7`, `-3`) is an
+/// ``integer(_:)``; any other number (`1.5`, `1e2`, `1.50`, `-0`, an integer beyond 64 bits) keeps its JSON text.
+package enum DriverID: Sendable, Hashable, CustomStringConvertible {
     /// A string id, e.g. `"r1"`.
     case string(String)
-    /// An integral number id, e.g. `7`.
+    /// An integral number id written as its decimal digits, e.g. `7`.
     case integer(Int64)
-    /// A non-integral (or too large) number id, e.g. `1.5`.
-    case number(Double)
-
-    /// Encodes the id as the JSON string or number it was read from.
-    package func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        switch self {
-        case .string(let text): try container.encode(text)
-        case .integer(let value): try container.encode(value)
-        case .number(let value): try container.encode(value)
-        }
-    }
+    /// Any other number id, as its JSON text (RFC 8259 §6 number grammar, checked by the parser), e.g. `1.5`,
+    /// `18446744073709551616`.
+    case number(String)
 
     /// The id as written in JSON (strings quoted), for messages.
     package var description: String {
         switch self {
         case .string(let text): return "\"\(text)\""
         case .integer(let value): return String(value)
-        case .number(let value): return String(value)
+        case .number(let text): return text
         }
     }
 }
@@ -197,7 +189,8 @@ enum DriverJSONValue: Sendable, Equatable, Decodable {
     case null
     case bool(Bool)
     case integer(Int64)
-    case number(Double)
+    /// A number other than a plainly written 64-bit integer, as its JSON text.
+    case number(String)
     case string(String)
     case array([DriverJSONValue])
     case object([String: DriverJSONValue])
@@ -211,7 +204,7 @@ enum DriverJSONValue: Sendable, Equatable, Decodable {
         } else if let value = try? container.decode(Int64.self) {
             self = .integer(value)
         } else if let value = try? container.decode(Double.self) {
-            self = .number(value)
+            self = .number(value.description)
         } else if let value = try? container.decode(String.self) {
             self = .string(value)
         } else if let value = try? container.decode([DriverJSONValue].self) {

@@ -139,7 +139,7 @@ extension JSONLineEncoder {
         switch id {
         case .string(let text): string(text)
         case .integer(let value): integer(value)
-        case .number(let value): number(value)
+        case .number(let text): numberText(text)
         }
     }
 }

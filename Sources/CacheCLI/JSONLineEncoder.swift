@@ -102,6 +102,12 @@ struct JSONLineEncoder {
         bytes.append(contentsOf: value.description.utf8)
     }
 
+    /// Writes `text`, a JSON number already checked against RFC 8259 §6's grammar (a driver id as read), as is.
+    mutating func numberText(_ text: String) {
+        beginValue()
+        bytes.append(contentsOf: text.utf8)
+    }
+
     /// Writes `text` as a JSON string.
     mutating func string(_ text: String) {
         beginValue()

@@ -148,6 +148,8 @@ struct DriverAnswerEncodingTests {
         #expect(object["bodyFile"] as? String == "/tmp/x\"y")
     }
 
+    /// Strings and bodies decode as JSONDecoder decodes them; a string id is the string JSONDecoder reads, a number
+    /// id keeps its text (``numberIDsAreEchoedExactlyAsWritten``).
     @Test("request lines parse as JSONDecoder reads them", arguments: [
         #"{"id": "a\u00e9\ud83d\ude00\n\t\"\\\/", "url": "http://h/"}"#,
         #"  {"id":-0,"url":"http://h/"}  "#,
@@ -161,8 +163,24 @@ struct DriverAnswerEncodingTests {
     func parsesLikeJSONDecoder(_ line: String) throws {
         let request = try DriverRequest.parse(line)
         let reference = try JSONDecoder().decode([String: DriverJSONValue].self, from: Data(line.utf8))
-        #expect(reference["id"]?.driverID == request.id)
+        if case .string? = reference["id"] { #expect(reference["id"]?.driverID == request.id) }
         if case .string(let body)? = reference["body"] { #expect(request.body == Data(body.utf8)) }
+    }
+
+    /// A number id comes back in the answer exactly as written: never rounded through a `Double` (an id beyond 64
+    /// bits), never rewritten (`1e2`, `1.0`, `-0`); a plain 64-bit integer is an integer.
+    @Test(arguments: ["-0", "1e2", "1.0", "1.50", "-12.5e-1", "9223372036854775807", "9223372036854775808",
+                      "92233720368547758070", "18446744073709551616", "123456789012345678901234567890"])
+    func numberIDsAreEchoedExactlyAsWritten(_ text: String) throws {
+        let request = try DriverRequest.parse(#"{"id": "# + text + #", "url": "http://h/"}"#)
+        #expect(request.id.description == text)
+        if let plain = Int64(text), String(plain) == text { #expect(request.id == .integer(plain)) }
+        let answer = DriverResponse.response(id: request.id, status: 200, statusText: "OK", headers: [],
+                                             body: .bytes(Data())).jsonLine
+        #expect(answer.contains(#""id":"# + text + ","), "\(answer)")
+        #expect(try JSONSerialization.jsonObject(with: Data(answer.utf8)) is [String: Any])
+        let error = DriverResponse.error(id: request.id, message: "x").jsonLine
+        #expect(error.contains(#""id":"# + text), "\(error)")
     }
 
     @Test("malformed JSON is refused", arguments: [
