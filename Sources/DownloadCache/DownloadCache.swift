@@ -142,6 +142,11 @@ public final class DownloadCache: Sendable {
     /// non-2xx answer as `.failed`).
     func response(for request: CacheRequest, options: RequestOptions,
                   emitsEvent: Bool) async throws(DownloadError) -> CachedResponse {
+        // RFC 9110 §9.3.1 / §9.3.2: content in a GET or HEAD has no generally defined semantics, so no stored
+        // response can be known to answer it: such a request goes to the origin, neither read from the cache nor
+        // stored (a plain GET of the URL keeps its stored response).
+        let options = options.body?.isEmpty == false && ["GET", "HEAD"].contains(request.method.uppercased())
+            ? Self.bypassingCache(options) : options
         do {
             let result = try await answeringRanges(request, options: options) { [self] (request, options) async throws(DownloadError) in
                 try await followingRedirects(request, options: options)

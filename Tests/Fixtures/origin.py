@@ -222,8 +222,8 @@ class Handler(BaseHTTPRequestHandler):
         if path.startswith("/__"):
             self._control(method, path)
             return
-        if method in ("POST", "PUT", "PATCH", "DELETE"):
-            self._read_body()
+        if method in ("POST", "PUT", "PATCH", "DELETE", "GET"):
+            self._read_body()  # a GET may carry content too: consumed so the connection stays framed
         with _lock:
             config = _configs.get(path)
         if config is None:
