@@ -110,7 +110,11 @@ extension DownloadCache {
         }
         defer { transfer.forget() }
         let head = CacheResponse(status: received.status, headers: received.headers)
-        if received.status == 304, let stored {
+        if received.status == 304, let stored,
+           sent == RFC9111.conditionalRequest(for: original, stored: stored.metadata.stored) {
+            // A 304 to the cache's own conditional request answers about `stored`. A 304 to preconditions the
+            // caller wrote (the stored response had no validator to send instead) answers about the caller's
+            // copy, which may be another version than `stored`: it goes to the caller and freshens nothing.
             sink.discard()
             guard let result = freshened(stored, with: head, original: original, options: options,
                                          requestTime: requestTime, responseTime: responseTime) else {
@@ -196,7 +200,7 @@ extension DownloadCache {
     private func freshened(_ stored: StoredCandidate, with notModified: CacheResponse, original: CacheRequest,
                            options: RequestOptions, requestTime: Date, responseTime: Date) -> Result<CachedResponse, DownloadError>? {
         let all = candidates(for: original)
-        // The conditional request carried `stored`'s validators only (RFC9111.conditionalRequest(for:stored:)).
+        // The conditional request carried `stored`'s validators only (`exchange` comes here only then).
         let validated = all.firstIndex { $0.key == stored.key }
         let selected = Set(RFC9111.selectForFreshening(all.map(\.metadata.stored), notModified: notModified,
                                                        validated: validated))

@@ -45,6 +45,26 @@ import Testing
         }
     }
 
+    /// The stored response has no validator, so the caller's own `If-None-Match` goes to the origin as written;
+    /// its 304 says the caller's copy is current, not the stored one (which may be an older version): the caller
+    /// gets the 304, and the stored response is not freshened by it.
+    @Test func notModifiedToTheCallersOwnValidatorFreshensNothing() async throws {
+        try await withHarness { h in
+            try await h.origin.configure(path: "/own", headers: [("Cache-Control", "max-age=0")], body: "Y-old")
+            #expect(try await h.get("/own").text == "Y-old")
+            try await h.origin.configure(path: "/own", headers: [("Cache-Control", "max-age=0")], body: "X-new",
+                                         notModifiedHeaders: [("Cache-Control", "max-age=600")])
+            var conditional = HTTPHeaders()
+            conditional.add("If-None-Match", "\"x-new\"")
+            let answer = try await h.get("/own", headers: conditional)
+            #expect(answer.status == 304 && answer.source == .network)
+            let next = try await h.get("/own")
+            #expect(next.source == .network && next.text == "X-new")
+            let hits = try await h.hits("/own")
+            #expect(hits.total == 3 && hits.notModified == 1)
+        }
+    }
+
     @Test func matchingETagStillFreshens() async throws {
         try await withHarness { h in
             try await h.origin.configure(path: "/y", headers: [("Cache-Control", "max-age=0")], body: "same", etag: "\"A\"")
