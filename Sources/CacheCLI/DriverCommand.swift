@@ -38,8 +38,9 @@ package enum DriverCommand: Command {
         Hop-by-hop headers and those named in \
         Connection are dropped. A request with only-if-cached that nothing stored can satisfy gets a 504 \
         (RFC 9111 5.2.1.7). A "Range" header with one byte range is answered from a stored full response (206 \
-        with Content-Range, or 416) without asking the origin while it is fresh; several ranges, and a range of a \
-        URL with nothing stored, go to the origin uncached (RFC 9110 14). Blank lines are ignored; a malformed line gets an error line. When stdin closes, \
+        with Content-Range, or 416) without asking the origin while it is fresh; several ranges go to the origin \
+        uncached, a range of a URL with nothing stored goes to the origin and its 206 is kept as partial content \
+        when it starts at byte 0 (RFC 9110 14). Blank lines are ignored; a malformed line gets an error line. When stdin closes, \
         in-flight requests are answered and background revalidations (stale-while-revalidate) finish and are \
         stored, then the command exits 0.
         """

@@ -79,7 +79,7 @@ enum ResponseDescription {
         case .timedOut:
             return "network error: timed out fetching \(target) and nothing usable is cached (\(detail))"
         case .truncated:
-            return "network error: the body of \(target) arrived truncated; nothing stored (\(detail))"
+            return "network error: the body of \(target) arrived truncated; no complete response stored (\(detail))"
         case .notCached:
             return "not cached: \(target) has no usable stored response and the policy forbids loading (\(detail))"
         case .storage:

@@ -87,6 +87,7 @@ extension DownloadCache {
             return fallback(after: DownloadError(error), status: nil, original: original, stored: stored, options: options)
         }
         let responseTime = configuration.now()
+        var resumedNote = ""
         if let resumed {
             switch transfer.outcome {
             case .rejected(let why):
@@ -99,6 +100,7 @@ extension DownloadCache {
                                         requestTime: requestTime, responseTime: responseTime, options: options) {
                 case .success(let whole):
                     received = whole
+                    resumedNote = "; resumed: the \(resumed.held) bytes kept from an interrupted transfer and a 206 for the rest (RFC 9110 §14.4)"
                 case .failure(let error):
                     if transfer.isKept { sink.keepAsPartial(in: store) } else { sink.discard() }
                     return fallback(after: DownloadError(error), status: nil, original: original, stored: stored,
@@ -139,7 +141,7 @@ extension DownloadCache {
             }
         }
         return complete(received, sink: sink, original: original, options: options,
-                        requestTime: requestTime, responseTime: responseTime, reason: reason)
+                        requestTime: requestTime, responseTime: responseTime, reason: reason + resumedNote)
     }
 
     /// One transport exchange under its origin's concurrency limit (`maxConcurrentDownloads`), reporting progress;

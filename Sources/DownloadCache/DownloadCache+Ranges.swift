@@ -41,7 +41,7 @@ extension DownloadCache {
             guard options.readFromCache, !candidates(for: whole).isEmpty else {
                 var response = try await following(request, Self.bypassingCache(options))
                 response.reason = options.readFromCache
-                    ? "a range of a URL with no stored response: forwarded to the origin uncached (RFC 9110 §14.2)"
+                    ? "a range of a URL with no stored response: forwarded to the origin, its 206 kept as partial content when it starts at byte 0 (RFC 9110 §14.2, RFC 9111 §3.3)"
                     : "a range with the cache not read: forwarded to the origin uncached (RFC 9110 §14.2)"
                 // A piece reached through a redirect is another URL's bytes: never kept under this one.
                 if response.redirects.isEmpty { keepPartialContent(response, request: whole, options: options) }

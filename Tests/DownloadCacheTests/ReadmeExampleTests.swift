@@ -5,7 +5,7 @@ import Foundation
 import Testing
 
 // The code between the BEGIN/END README lines is the "## Library" snippet of README.md, verbatim (after its
-// two imports, DownloadCache and HTTPCacheSemantics for CacheRequest);
+// three imports: DownloadCache, Foundation for URL, HTTPCacheSemantics for CacheRequest);
 // it compiles and runs here (against the loopback origin) so the README cannot drift from the API.
 
 // BEGIN README
@@ -89,6 +89,6 @@ struct DownloadCacheReadmeExampleTests {
         let snippet = try #require(found)
         #expect(snippet.contains("cache.prefetch("))
         #expect(readme.contains("## Library"))
-        #expect(readme.contains("```swift\nimport DownloadCache\nimport HTTPCacheSemantics\n\n" + snippet + "```"))
+        #expect(readme.contains("```swift\nimport DownloadCache\nimport Foundation\nimport HTTPCacheSemantics\n\n" + snippet + "```"))
     }
 }

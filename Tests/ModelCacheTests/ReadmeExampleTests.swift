@@ -85,6 +85,6 @@ struct ReadmeExampleTests {
         let snippet = try #require(found)
         #expect(snippet.contains("cache.values(forKey:"))
         #expect(readme.contains("## Model cache"))
-        #expect(readme.contains("```swift\nimport ModelCache\n\n" + snippet + "```"))
+        #expect(readme.contains("```swift\nimport Foundation\nimport ModelCache\n\n" + snippet + "```"))
     }
 }
