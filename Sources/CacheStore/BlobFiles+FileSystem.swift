@@ -164,17 +164,12 @@ extension BlobFiles {
     /// Opens blob `id` for reading and checks its size is `expectedSize`; the caller closes the descriptor.
     /// - Throws: `CacheStoreError`: `.notFound` when absent, `.io` when the size differs, `.unsafeFile`.
     func openBlob(_ id: String, expectedSize: Int64) throws(CacheStoreError) -> (fd: Int32, identity: FileIdentity) {
-        let path = blobPath(id)
-        let fd = try Self.openForReading(handles.blobs, id, path: path)
         var info = cs_file_info()
-        guard cs_stat_fd(fd, &info) == 0 else {
-            let error = CacheStoreError.posix(cs_errno(), "fstat \(path)")
-            _ = cs_close(fd)
-            throw error
-        }
+        let fd = cs_open_existing_for_reading_at(handles.blobs, id, &info)
+        guard fd >= 0 else { throw CacheStoreError.posix(cs_errno(), "open \(blobPath(id))") }
         guard info.size == expectedSize, expectedSize >= 0, expectedSize <= Int64(Int.max) else {
             _ = cs_close(fd)
-            throw CacheStoreError(.io, "size of \(path) is \(info.size), index says \(expectedSize)")
+            throw CacheStoreError(.io, "size of \(blobPath(id)) is \(info.size), index says \(expectedSize)")
         }
         return (fd, FileIdentity(info))
     }

@@ -101,6 +101,9 @@ enum cs_open_creation { CS_OPEN_EXISTING = 0, CS_OPEN_CREATE = 1, CS_OPEN_CREATE
 /// refuses a symbolic link (CS_ERROR_SYMLINK) and anything but a regular file (CS_ERROR_NOT_REGULAR) without
 /// blocking on a FIFO. `creation` CS_OPEN_TRUNCATE creates or truncates. New files get `permissions`.
 int cs_open_file_at(int directory, const char *name, enum cs_open_access access, enum cs_open_creation creation, uint32_t permissions);
+/// `cs_open_file_at` for reading an existing file, filling `info` from the `fstat` that checks it is regular (so
+/// the caller needs no second `fstat`). Two system calls on success: `openat` and `fstat`.
+int cs_open_existing_for_reading_at(int directory, const char *name, cs_file_info *info);
 /// `cs_open_file_at` for a path (relative to the working directory, or absolute).
 int cs_open_file(const char *path, enum cs_open_access access, enum cs_open_creation creation, uint32_t permissions);
 /// Opens a path a user named for output (`-o FILE`): write-only, created (with `permissions`) or truncated,
