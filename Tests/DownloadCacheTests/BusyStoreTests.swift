@@ -46,12 +46,14 @@ import Testing
             defer { holder.release() }
             let url = h.origin.url("/b")
             let cache = h.cache
-            // A generous bound (the store's own busy timeout is 10 s; the client's default is 2 s): only used so a
-            // regression fails instead of hanging, not a performance assertion.
+            // A bound only so a regression (a call that waits for the lock to go) fails instead of hanging, not a
+            // performance assertion: with the whole suite running on two loaded cores a call that waits the 2 s
+            // busy timeout once can take far longer than 2 s of wall time. That the client passes its 2 s (not
+            // the store's 10 s) is checked by storeBusyTimeoutReachesTheStore.
             let outcome = await withTaskGroup(of: CachedResponse?.self) { group -> CachedResponse?? in
                 group.addTask { try? await cache.response(for: CacheRequest(url: url)) }
                 group.addTask {
-                    try? await Task.sleep(nanoseconds: 8_000_000_000)
+                    try? await Task.sleep(nanoseconds: 60_000_000_000)
                     return nil
                 }
                 let first = await group.next()
@@ -59,7 +61,7 @@ import Testing
                 return first
             }
             guard let response = outcome ?? nil else {
-                Issue.record("the call did not return within 8 s while the index was locked")
+                Issue.record("the call did not return within 60 s while the index was locked")
                 return
             }
             #expect(response.source == .network)
