@@ -13,6 +13,7 @@ dpkg -s libhiredis-dev >/dev/null 2>&1 || need+=(libhiredis-dev)
 dpkg -s redis-server   >/dev/null 2>&1 || need+=(redis-server)
 dpkg -s curl           >/dev/null 2>&1 || need+=(curl)
 dpkg -s openssl        >/dev/null 2>&1 || need+=(openssl)   # the TLS tests make a CA at test time
+dpkg -s time           >/dev/null 2>&1 || need+=(time)      # /usr/bin/time: a child's own peak memory in the tests
 command -v python3 >/dev/null 2>&1 || need+=(python3)
 if [ ${#need[@]} -gt 0 ]; then
     SUDO=""

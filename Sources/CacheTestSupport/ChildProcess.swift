@@ -312,6 +312,10 @@ public final class ChildProcess: Sendable {
     }
 
     /// The largest resident set size the child reached, in bytes (`ru_maxrss` of wait4), once it was reaped.
+    ///
+    /// On Linux it is at least the spawning process's resident size at the time of the spawn: posix_spawn runs the
+    /// child in the parent's memory until `exec`, and `exec` carries that memory's high-water mark over. To measure
+    /// what a program itself uses, run it under `/usr/bin/time -f %M -o FILE`, whose own child is forked.
     public var peakResidentBytes: Int64? { peakResident.withLock { $0 } }
 
     /// wait4 for the child (not waiting when `blocking` is false); records its peak resident size.
