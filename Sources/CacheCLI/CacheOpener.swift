@@ -9,7 +9,8 @@ import Glibc
 import Darwin
 #endif
 
-/// Opens the ``DownloadCache`` a command works on, turning a store that cannot open into exit 1.
+/// Opens the ``DownloadCache`` a command works on, turning a store that cannot open into exit 1, and parses the
+/// command-line values that say what to ask it (a URL, `-H` header fields).
 enum CacheOpener {
     /// Opens the cache at `location`.
     ///
@@ -95,6 +96,22 @@ enum CacheOpener {
             throw UsageError("invalid \(what) '\(text)': port \(port) is out of range (1-65535)")
         }
         return url
+    }
+
+    /// Parses `-H` values (`Name: value`, optional white space around the value trimmed) into header fields, in
+    /// the order given.
+    /// - Throws: ``UsageError`` naming the first line without a colon, with an empty name or with white space in
+    ///   the name.
+    static func headers(_ lines: [String]) throws(UsageError) -> HTTPHeaders {
+        var headers = HTTPHeaders()
+        for line in lines {
+            guard let colon = line.firstIndex(of: ":"), colon != line.startIndex,
+                  !line[..<colon].contains(where: { $0 == " " || $0 == "\t" }) else {
+                throw UsageError("invalid value '\(line)' for '-H': expected 'Name: value'")
+            }
+            headers.add(String(line[..<colon]), HTTPHeaders.trimOWS(String(line[line.index(after: colon)...])))
+        }
+        return headers
     }
 }
 

@@ -82,16 +82,28 @@ package enum RemoveCommand: Command {
     }
 }
 
-/// `dlcache pin <url>` and `dlcache unpin <url>` share this logic.
-enum PinAction {
+/// `dlcache pin <url>` and `dlcache unpin <url>`: one URL argument, the location options and `--json`, and one
+/// action that differs only in the pinned state it sets.
+package protocol PinningCommand: Command {
+    /// The pinned state the command sets: `true` for `pin`, `false` for `unpin`.
+    static var pins: Bool { get }
+}
+
+extension PinningCommand {
+    /// The URL.
+    package static var arguments: [ArgumentSpec] { [ArgumentSpec("url", help: "The URL to \(name).")] }
+    /// Options.
+    package static var options: [OptionSpec] { CommonOptions.location + [CommonOptions.json] }
+
     /// Pins or unpins every stored variant of the URL and reports it.
     /// - Throws: ``UsageError`` for a bad URL, ``CommandFailure`` when nothing is stored or the store fails.
-    static func run(_ pinned: Bool, _ parsed: ParsedArguments, context: CommandContext) throws -> Int32 {
+    package static func run(_ parsed: ParsedArguments, context: CommandContext) async throws -> Int32 {
+        let pinned = pins
         let url = try CacheOpener.url(parsed.positionals[0])
         let cache = try CacheOpener.open(parsed, context: context)
         let changed: Int
         do { changed = try cache.setPinned(pinned, forEntriesOf: url) } catch {
-            throw CommandFailure("storage error: cannot \(pinned ? "pin" : "unpin") \(url.absoluteString): \(ErrorText.describe(error))",
+            throw CommandFailure("storage error: cannot \(name) \(url.absoluteString): \(ErrorText.describe(error))",
                                  kind: .storage, url: url)
         }
         guard changed > 0 else {
@@ -108,35 +120,21 @@ enum PinAction {
 }
 
 /// `dlcache pin <url>`: pinned entries are never evicted by size, count or age limits.
-package enum PinCommand: Command {
+package enum PinCommand: PinningCommand {
     /// `pin`.
     package static let name = "pin"
     /// One line for help.
     package static let abstract = "Pin a URL's stored responses so limits never evict them."
-    /// The URL.
-    package static var arguments: [ArgumentSpec] { [ArgumentSpec("url", help: "The URL to pin.")] }
-    /// Options.
-    package static var options: [OptionSpec] { CommonOptions.location + [CommonOptions.json] }
-    /// Pins the entries.
-    /// - Throws: ``UsageError`` for a bad URL, ``CommandFailure`` when nothing is stored or the store fails.
-    package static func run(_ parsed: ParsedArguments, context: CommandContext) async throws -> Int32 {
-        try PinAction.run(true, parsed, context: context)
-    }
+    /// Sets entries pinned.
+    package static let pins = true
 }
 
 /// `dlcache unpin <url>`: makes entries evictable again.
-package enum UnpinCommand: Command {
+package enum UnpinCommand: PinningCommand {
     /// `unpin`.
     package static let name = "unpin"
     /// One line for help.
     package static let abstract = "Unpin a URL's stored responses."
-    /// The URL.
-    package static var arguments: [ArgumentSpec] { [ArgumentSpec("url", help: "The URL to unpin.")] }
-    /// Options.
-    package static var options: [OptionSpec] { CommonOptions.location + [CommonOptions.json] }
-    /// Unpins the entries.
-    /// - Throws: ``UsageError`` for a bad URL, ``CommandFailure`` when nothing is stored or the store fails.
-    package static func run(_ parsed: ParsedArguments, context: CommandContext) async throws -> Int32 {
-        try PinAction.run(false, parsed, context: context)
-    }
+    /// Sets entries unpinned.
+    package static let pins = false
 }

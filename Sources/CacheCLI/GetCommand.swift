@@ -106,14 +106,7 @@ package enum GetCommand: Command {
         guard !method.isEmpty, method.allSatisfy({ token.contains($0) }) else {
             throw UsageError("invalid value '\(parsed.value("request") ?? "")' for '-X': not an HTTP method token")
         }
-        var headers = HTTPHeaders()
-        for line in parsed.all("header") {
-            guard let colon = line.firstIndex(of: ":"), colon != line.startIndex,
-                  !line[..<colon].contains(where: { $0 == " " || $0 == "\t" }) else {
-                throw UsageError("invalid value '\(line)' for '-H': expected 'Name: value'")
-            }
-            headers.add(String(line[..<colon]), HTTPHeaders.trimOWS(String(line[line.index(after: colon)...])))
-        }
+        var headers = try CacheOpener.headers(parsed.all("header"))
         if let range = parsed.value("range") {
             guard !headers.contains("Range") else {
                 throw UsageError("'-r/--range' and '-H \"Range: ...\"' both set the Range header; give one")

@@ -103,14 +103,7 @@ package enum InfoCommand: Command {
             throw CommandFailure("not cached: nothing stored for \(url.absoluteString)", kind: .notCached, url: url)
         }
         if !parsed.all("header").isEmpty {
-            var headers = HTTPHeaders()
-            for line in parsed.all("header") {
-                guard let colon = line.firstIndex(of: ":"), colon != line.startIndex,
-                      !line[..<colon].contains(where: { $0 == " " || $0 == "\t" }) else {
-                    throw UsageError("invalid value '\(line)' for '-H': expected 'Name: value'")
-                }
-                headers.add(String(line[..<colon]), HTTPHeaders.trimOWS(String(line[line.index(after: colon)...])))
-            }
+            let headers = try CacheOpener.headers(parsed.all("header"))
             let request = CacheRequest(method: "GET", url: url, headers: headers)
             entries = entries.filter { $0.method == "GET" && RFC9111.matches(stored: $0.stored, request: request) }
             guard !entries.isEmpty else {

@@ -39,29 +39,28 @@ struct JSONLineEncoder {
     }
 
     /// Opens an object (`{`).
-    mutating func beginObject() {
-        beginValue()
-        bytes.append(UInt8(ascii: "{"))
-        hasElement.append(false)
-    }
+    mutating func beginObject() { beginContainer(UInt8(ascii: "{")) }
 
     /// Closes the innermost object (`}`).
-    mutating func endObject() {
-        hasElement.removeLast()
-        bytes.append(UInt8(ascii: "}"))
-    }
+    mutating func endObject() { endContainer(UInt8(ascii: "}")) }
 
     /// Opens an array (`[`).
-    mutating func beginArray() {
+    mutating func beginArray() { beginContainer(UInt8(ascii: "[")) }
+
+    /// Closes the innermost array (`]`).
+    mutating func endArray() { endContainer(UInt8(ascii: "]")) }
+
+    /// Writes the opening `bracket` of an object or array as a value and starts counting its members.
+    private mutating func beginContainer(_ bracket: UInt8) {
         beginValue()
-        bytes.append(UInt8(ascii: "["))
+        bytes.append(bracket)
         hasElement.append(false)
     }
 
-    /// Closes the innermost array (`]`).
-    mutating func endArray() {
+    /// Writes the closing `bracket` of the innermost object or array.
+    private mutating func endContainer(_ bracket: UInt8) {
         hasElement.removeLast()
-        bytes.append(UInt8(ascii: "]"))
+        bytes.append(bracket)
     }
 
     /// Writes a member name of the innermost object; `name` must need no escaping (ASCII letters and digits).

@@ -223,6 +223,33 @@ void cs_listing_close(cs_listing *listing) {
 
 // MARK: Files
 
+// Opens `name` relative to `directory` with `flags` (retrying on EINTR) and checks with one fstat, stored in
+// `s`, that it is a regular file. Returns the descriptor, or -1 with errno set: ELOOP for a symbolic link
+// refused by O_NOFOLLOW, CS_ENOTREG for anything but a regular file (the descriptor is then closed).
+static int open_regular_at(int directory, const char *name, int flags, mode_t permissions, struct stat *s) {
+    int fd;
+    do {
+        fd = openat(directory, name, flags, permissions);
+    } while (fd < 0 && errno == EINTR);
+    if (fd < 0) {
+        // O_NOFOLLOW on a symbolic link: ELOOP on Linux and Apple platforms; some systems say EMLINK or EFTYPE.
+        if (errno == EMLINK) errno = ELOOP;
+        return -1;
+    }
+    if (fstat(fd, s) != 0) {
+        int err = errno;
+        close(fd);
+        errno = err;
+        return -1;
+    }
+    if (!S_ISREG(s->st_mode)) {
+        close(fd);
+        errno = CS_ENOTREG;
+        return -1;
+    }
+    return fd;
+}
+
 int cs_open_file_at(int directory, const char *name, enum cs_open_access access, enum cs_open_creation creation, uint32_t permissions) {
     int flags = O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK;
     switch (access) {
@@ -235,27 +262,9 @@ int cs_open_file_at(int directory, const char *name, enum cs_open_access access,
     case CS_OPEN_CREATE_NEW: flags |= O_CREAT | O_EXCL; break;
     default: break;
     }
-    int fd;
-    do {
-        fd = openat(directory, name, flags, (mode_t)permissions);
-    } while (fd < 0 && errno == EINTR);
-    if (fd < 0) {
-        // O_NOFOLLOW on a symbolic link: ELOOP on Linux and Apple platforms; some systems say EMLINK or EFTYPE.
-        if (errno == EMLINK) errno = ELOOP;
-        return -1;
-    }
     struct stat s;
-    if (fstat(fd, &s) != 0) {
-        int err = errno;
-        close(fd);
-        errno = err;
-        return -1;
-    }
-    if (!S_ISREG(s.st_mode)) {
-        close(fd);
-        errno = CS_ENOTREG;
-        return -1;
-    }
+    int fd = open_regular_at(directory, name, flags, (mode_t)permissions, &s);
+    if (fd < 0) return -1;
     // The file is regular: O_NONBLOCK (there only to never wait on a FIFO) has no effect; clear it anyway.
     int status = fcntl(fd, F_GETFL);
     if (status >= 0) fcntl(fd, F_SETFL, status & ~O_NONBLOCK);
@@ -269,26 +278,9 @@ int cs_open_file_at(int directory, const char *name, enum cs_open_access access,
 }
 
 int cs_open_existing_for_reading_at(int directory, const char *name, cs_file_info *info) {
-    int fd;
-    do {
-        fd = openat(directory, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-    } while (fd < 0 && errno == EINTR);
-    if (fd < 0) {
-        if (errno == EMLINK) errno = ELOOP;
-        return -1;
-    }
     struct stat s;
-    if (fstat(fd, &s) != 0) {
-        int err = errno;
-        close(fd);
-        errno = err;
-        return -1;
-    }
-    if (!S_ISREG(s.st_mode)) {
-        close(fd);
-        errno = CS_ENOTREG;
-        return -1;
-    }
+    int fd = open_regular_at(directory, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0, &s);
+    if (fd < 0) return -1;
     // O_NONBLOCK stays set: it is there only so that the open never waits on a FIFO, and reads of a regular
     // file ignore it (Linux and Apple platforms), so clearing it would cost two more system calls per read.
     fill_info(&s, info);

@@ -100,15 +100,7 @@ final class DataExchange: Sendable {
     /// will return, with a coding libcurl decodes removed together with the (then unknown) `Content-Length`.
     static func head(of http: HTTPURLResponse, request: TransportRequest) -> TransportResponseHead {
         let url = http.url ?? request.url
-        var headers = TransportExchange.headers(of: http)
-        headers.remove("Transfer-Encoding")
-        var decoded: String?
-        if let coding = headers.first("Content-Encoding"),
-           URLSessionTransportDelegate.decodedCodings.contains(coding.lowercased()) {
-            decoded = coding
-            headers.remove("Content-Encoding")
-            headers.remove("Content-Length")
-        }
+        let (headers, decoded) = TransportExchange.deliveredHeaders(of: http, decodedLength: nil)
         return TransportResponseHead(url: url, status: http.statusCode, headers: headers, decodedContentEncoding: decoded)
     }
 

@@ -102,15 +102,11 @@ extension DownloadCache {
         let now = configuration.now()
         let received = TransportResponse(url: request.url, status: 206, statusText: response.statusText,
                                          headers: response.headers, bodySize: response.bodySize)
-        let stored = storedResponse(received, request: request,
-                                    timing: ExchangeTiming(requestTime: now, responseTime: now, options: options))
-        guard RFC9110.ifRangeValidator(stored.response.headers) != nil else { return nil }
-        let variant = RFC9111.variantKey(secondaryKey: secondary, credentialPartition: stored.credentialPartition)
-        let key = StoreKey(primary: RFC9111.primaryKey(method: "GET", url: request.url), variant: variant)
-        let metadata = StoredEntryMetadata(url: request.url.absoluteString, method: "GET",
-                                           statusText: response.statusText, stored: stored)
-        guard let encoded = try? metadata.encoded() else { return nil }
-        return PartialPiece(key: key, stored: stored, metadata: encoded, range: range, total: total)
+        let timing = ExchangeTiming(requestTime: now, responseTime: now, options: options)
+        guard let entry = partialEntryHead(received, request: request, secondaryKey: secondary, timing: timing) else {
+            return nil
+        }
+        return PartialPiece(key: entry.key, stored: entry.stored, metadata: entry.metadata, range: range, total: total)
     }
 
     /// Appends `body` without its first `skip` bytes to `writer` (a file body in 1 MiB chunks).

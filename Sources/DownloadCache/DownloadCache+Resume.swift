@@ -88,14 +88,25 @@ extension DownloadCache {
         let received = TransportResponse(url: head.url, status: head.status, statusText: head.statusText,
                                          headers: head.headers, bodySize: 0)
         let timing = ExchangeTiming(requestTime: requestTime, responseTime: configuration.now(), options: options)
-        let stored = storedResponse(received, request: original, timing: timing)
+        guard let entry = partialEntryHead(received, request: original, secondaryKey: secondary, timing: timing) else {
+            return nil
+        }
+        return (entry.key, entry.metadata)
+    }
+
+    /// The key, stored head and encoded ``StoredEntryMetadata`` a partial entry of `received` (a GET response
+    /// to `request`, whose `Vary` gave `secondaryKey`) is kept under; nil when the stored head has no `If-Range`
+    /// validator (RFC 9110 §13.1.5: its bytes could never be resumed or joined) or the metadata does not encode.
+    func partialEntryHead(_ received: TransportResponse, request: CacheRequest, secondaryKey: String,
+                          timing: ExchangeTiming) -> (key: StoreKey, stored: StoredResponse, metadata: Data)? {
+        let stored = storedResponse(received, request: request, timing: timing)
         guard RFC9110.ifRangeValidator(stored.response.headers) != nil else { return nil }
-        let variant = RFC9111.variantKey(secondaryKey: secondary, credentialPartition: stored.credentialPartition)
-        let key = StoreKey(primary: RFC9111.primaryKey(method: "GET", url: original.url), variant: variant)
-        let metadata = StoredEntryMetadata(url: original.url.absoluteString, method: "GET",
-                                           statusText: head.statusText, stored: stored)
+        let variant = RFC9111.variantKey(secondaryKey: secondaryKey, credentialPartition: stored.credentialPartition)
+        let key = StoreKey(primary: RFC9111.primaryKey(method: "GET", url: request.url), variant: variant)
+        let metadata = StoredEntryMetadata(url: request.url.absoluteString, method: "GET",
+                                           statusText: received.statusText, stored: stored)
         guard let encoded = try? metadata.encoded() else { return nil }
-        return (key, encoded)
+        return (key, stored, encoded)
     }
 }
 

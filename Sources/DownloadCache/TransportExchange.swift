@@ -117,22 +117,33 @@ final class TransportExchange: Sendable {
                                        request: request)
     }
 
-    /// The response head with headers corrected for the gzip trap; a short body is `.truncated`, a head
+    /// The header fields of `http` as the caller receives them: without `Transfer-Encoding` (libcurl removed
+    /// the framing), and when libcurl decoded the body (a coding in ``URLSessionTransportDelegate/decodedCodings``)
+    /// without `Content-Encoding`, with `Content-Length` set to `decodedLength` (the decoded body's size in
+    /// bytes) or removed when that is not known yet. Returns the headers and the decoded coding, if any.
+    static func deliveredHeaders(of http: HTTPURLResponse,
+                                 decodedLength: Int64?) -> (headers: HTTPHeaders, decodedContentEncoding: String?) {
+        var headers = headers(of: http)
+        headers.remove("Transfer-Encoding")
+        guard let coding = headers.first("Content-Encoding"),
+              URLSessionTransportDelegate.decodedCodings.contains(coding.lowercased()) else { return (headers, nil) }
+        headers.remove("Content-Encoding")
+        if let decodedLength {
+            headers.set("Content-Length", String(decodedLength))
+        } else {
+            headers.remove("Content-Length")
+        }
+        return (headers, coding)
+    }
+
+    /// The response head with ``deliveredHeaders(of:decodedLength:)`` (the decoded body's length); a short body is `.truncated`, a head
     /// ``MessageFraming`` refuses is `.invalidResponse`.
     static func response(_ http: HTTPURLResponse, url: URL, received: Int64,
                          request: TransportRequest) -> Result<TransportResponse, TransportError> {
         if let problem = responseProblem(http, request: request) { return .failure(.invalidResponse(problem)) }
-        let method = request.method
-        var headers = headers(of: http)
-        headers.remove("Transfer-Encoding")
-        var decoded: String?
-        if let coding = headers.first("Content-Encoding"),
-           URLSessionTransportDelegate.decodedCodings.contains(coding.lowercased()) {
-            decoded = coding
-            headers.remove("Content-Encoding")
-            headers.set("Content-Length", String(received))
-        } else if let truncation = TransportError.truncation(method: method, status: http.statusCode,
-                                                             headers: headers, received: received) {
+        let (headers, decoded) = deliveredHeaders(of: http, decodedLength: received)
+        if decoded == nil, let truncation = TransportError.truncation(method: request.method, status: http.statusCode,
+                                                                      headers: headers, received: received) {
             return .failure(truncation)
         }
         return .success(TransportResponse(url: url, status: http.statusCode, headers: headers,
