@@ -4,6 +4,11 @@ import CacheStore
 import SharedTier
 
 /// Where a response came from: a finer answer than a cached-or-not flag (ASI's `didUseCachedResponse`).
+///
+/// An exhaustive enum on purpose: RFC 9111 leaves a cache exactly these four ways to answer (from the origin, from
+/// storage, after a 304, stale when the origin failed), a caller `switch`es over them without a `default`, and the
+/// raw values are the `source` of the CLI's JSON. Error codes (``DownloadError/Code``, ``TransportError/Code``) are
+/// structs instead because new failure classes must be addable without breaking callers.
 public enum ResponseSource: String, Sendable, Codable, CaseIterable {
     /// Downloaded from the origin (full response).
     case network

@@ -52,6 +52,11 @@ public struct CachedModel<Value: Sendable>: Sendable {
 extension CachedModel: Equatable where Value: Equatable {}
 
 /// The outcome of `ModelCache.lookup(_:as:)`: a hit, a plain miss, or a stored value that was dropped.
+///
+/// An exhaustive enum on purpose: a lookup has exactly these three outcomes, a caller `switch`es over them without
+/// a `default`, and a new case would be a new meaning every caller must handle. Error codes
+/// (``ModelCacheError/Code``) are structs instead because new failure classes must be addable without breaking
+/// callers.
 public enum ModelLookup<Value: Sendable>: Sendable {
     /// The value was found and decoded.
     case hit(CachedModel<Value>)
