@@ -87,9 +87,7 @@ enum PrefetchRunner {
                 t.report.bytes += response.bodySize
                 if response.source == .network { t.report.fromNetwork += 1 } else { t.report.fromCache += 1 }
             case .success(let response):
-                let error = DownloadError(.http(status: response.status),
-                                          "origin answered \(response.status) \(response.statusText)")
-                t.report.failed.append(PrefetchReport.Failure(url: url, error: error))
+                t.report.failed.append(PrefetchReport.Failure(url: url, error: DownloadCache.httpFailure(response)))
             case .failure(let error):
                 t.report.failed.append(PrefetchReport.Failure(url: url, error: error))
             }

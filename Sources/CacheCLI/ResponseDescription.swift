@@ -53,8 +53,10 @@ enum ResponseDescription {
         ]
     }
 
-    /// The one-line message for a failed fetch, saying which failure it was.
-    /// A failed redirect target is named by its own URL (`DownloadError.url`), with the requested one.
+    /// The one-line message for a failed fetch: the sentence for its ``FailureKind`` (the one classification
+    /// that also picks the exit code), naming the URL and, for TLS, the options that change trust; the error's
+    /// detail in parentheses. A failed redirect target is named by its own URL (`DownloadError.url`), with the
+    /// requested one. Any other error: `cannot get <url>: ` and its words (``ErrorText/describe(_:)``).
     static func failureMessage(_ error: any Error, url: URL) -> String {
         guard let error = error as? DownloadError else {
             return "cannot get \(url.absoluteString): \(ErrorText.describe(error))"
@@ -62,21 +64,19 @@ enum ResponseDescription {
         let target = error.url.map { "\($0.absoluteString) (redirect target of \(url.absoluteString))" }
             ?? url.absoluteString
         let detail = ErrorText.oneLine(error.detail)
-        switch error.transportError?.code {
-        case .nameNotResolved?:
+        let kind = FailureKind(error)
+        switch kind {
+        case .dns:
             return "network error: cannot resolve the origin's host name for \(target) and nothing usable is cached (\(detail))"
-        case .tlsFailed?:
-            let certificate = error.transportError?.isCertificateProblem == true
-            return "tls error: " + (certificate ? "the origin's certificate for \(target) is not trusted"
-                                                 : "the TLS handshake for \(target) failed")
+        case .tls, .tlsCertificate:
+            return "tls error: " + (kind == .tlsCertificate ? "the origin's certificate for \(target) is not trusted"
+                                                             : "the TLS handshake for \(target) failed")
                 + " (\(detail); --cacert FILE trusts a private CA, -k skips the check)"
-        default: break
-        }
-        if let status = error.code.httpStatus { return "HTTP error \(status) for \(target): \(detail)" }
-        switch error.code {
-        case .connectionFailed:
+        case .http:
+            return "HTTP error \(error.code.httpStatus.map(String.init) ?? "") for \(target): \(detail)"
+        case .connect:
             return "network error: cannot connect to the origin for \(target) and nothing usable is cached (\(detail))"
-        case .timedOut:
+        case .timeout:
             return "network error: timed out fetching \(target) and nothing usable is cached (\(detail))"
         case .truncated:
             return "network error: the body of \(target) arrived truncated; no complete response stored (\(detail))"
@@ -84,8 +84,6 @@ enum ResponseDescription {
             return "not cached: \(target) has no usable stored response and the policy forbids loading (\(detail))"
         case .storage:
             return "storage error for \(target): \(detail)"
-        case .invalidURL:
-            return "invalid URL '\(target)': \(detail)"
         case .tooManyRedirects:
             return "too many redirects from \(target) (\(detail))"
         case .cancelled:
@@ -94,7 +92,9 @@ enum ResponseDescription {
             return "invalid request for \(target): \(detail)"
         case .invalidResponse:
             return "protocol error: the origin's response for \(target) breaks HTTP; nothing stored (\(detail))"
-        default:
+        case .failed where error.code == .invalidURL:
+            return "invalid URL '\(target)': \(detail)"
+        case .failed, .tooLarge, .write, .usage:
             return "cannot get \(target): \(detail)"
         }
     }

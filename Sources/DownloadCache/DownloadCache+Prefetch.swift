@@ -37,8 +37,9 @@ extension DownloadCache {
         return report.state.withLock { $0 }
     }
 
-    /// The prefetch failure for a non-2xx answer: "HTTP <status> <reason phrase>".
-    static func httpFailure(_ response: CachedResponse) -> DownloadError {
+    /// The prefetch failure for a non-2xx answer: "HTTP <status> <reason phrase>" (the CLI's prefetch counts
+    /// outcomes with the same words).
+    package static func httpFailure(_ response: CachedResponse) -> DownloadError {
         let phrase = response.statusText.isEmpty ? ErrorWords.reasonPhrase(response.status) : response.statusText
         return DownloadError(.http(status: response.status),
                              phrase.isEmpty ? "HTTP \(response.status)" : "HTTP \(response.status) \(phrase)")
