@@ -4,7 +4,7 @@ import CacheStore
 import HTTPCacheSemantics
 
 /// `dlcache driver`: a JSON-lines request interface on stdin/stdout, so any program (and an external HTTP
-/// caching conformance suite) can fetch through the cache without linking Swift (issue 6).
+/// caching conformance suite) can fetch through the cache without linking Swift.
 ///
 /// Each stdin line is one request, each stdout line one answer (see ``DriverRequest`` and ``DriverResponse``);
 /// requests run concurrently and are answered in completion order. When stdin closes the command waits for

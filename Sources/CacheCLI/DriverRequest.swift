@@ -43,7 +43,7 @@ package struct DriverLineError: Error, Sendable, Equatable, CustomStringConverti
     package var description: String { message }
 }
 
-/// One parsed request line of `dlcache driver` (issue 6's contract):
+/// One parsed request line of `dlcache driver` (its request format; answers are ``DriverResponse``):
 /// `{"id": <string|number>, "method": "GET", "url": "http://...", "headers": [["Name", "value"], ...], "body": <string|null>}`.
 ///
 /// `method` defaults to `GET`, `headers` to none and `body` to null; `id` and `url` are required. Any RFC 9110

@@ -16,7 +16,7 @@ package enum DriverBody: Sendable, Equatable, ExpressibleByStringLiteral {
     }
 }
 
-/// One output line of `dlcache driver` (issue 6's contract): a response or an error, encoded as one JSON object.
+/// One output line of `dlcache driver` (its answer format, the counterpart of ``DriverRequest``): a response or an error, encoded as one JSON object.
 ///
 /// Response: `{"body": "<text>", "headers": [["Name", "value"], ...], "id": <id>, "status": 200, "statusText": "OK"}`,
 /// plus `"bodyBase64": "<base64 of the exact bytes>"` when the body is not valid UTF-8 (then `body` is lossy text),

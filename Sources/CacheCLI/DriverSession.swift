@@ -25,7 +25,7 @@ package struct DriverSessionOptions: Sendable {
 }
 
 /// Serves one `dlcache driver` session: reads request lines, answers each one concurrently through the cache's
-/// public API, and writes one JSON answer line per request line (issue 6).
+/// public API, and writes one JSON answer line per request line.
 ///
 /// - Every request goes through `DownloadCache.response(for:options:)` with the default options (policy
 ///   use-protocol, RFC 9111) except `followRedirects = false` (a 3xx is returned as is) and the request body.

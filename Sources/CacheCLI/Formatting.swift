@@ -36,7 +36,7 @@ package enum Formatting {
     }
 
     /// Converts a number of seconds to `Int` without trapping: NaN becomes 0 and values beyond `Int`'s range
-    /// are clamped to `Int.min` / `Int.max` (a stored entry may carry any lifetime an older build accepted).
+    /// are clamped to `Int.min` / `Int.max` (a stored entry's metadata may carry any lifetime, however large).
     package static func wholeSeconds(_ value: Double) -> Int {
         guard value.isFinite else { return value.isNaN ? 0 : (value > 0 ? Int.max : Int.min) }
         if value >= 9.2e18 { return Int.max }

@@ -144,7 +144,7 @@ public final class CacheStore: Sendable {
 
     /// A random 32-byte secret kept in the namespace's owner-only index, the same for every process using it
     /// (callers key hashes of secrets with it so that none is stored in plaintext); `nil` when the index has
-    /// none or cannot be read (a read-only index from an older version, a closed or broken store).
+    /// none or cannot be read (an index opened read-only without a `key_secret` row, a closed or broken store).
     public func keySecret() -> [UInt8]? {
         (try? withIndex { (index: StoreIndex) throws(CacheStoreError) -> [UInt8]? in try index.keySecret() }) ?? nil
     }

@@ -4,10 +4,11 @@ import CSQLite
 
 /// A storage failure reported by `CacheStore`: a code to switch on plus a human-readable detail.
 ///
-/// Every disk, index or argument problem surfaces as one of these (never a crash). Lookups never throw: a lookup
-/// (`entry(for:)`, `verifiedBodyFileURL(for:matching:)`, ...) that cannot read an entry drops it and reports a miss,
-/// counted in `CacheStoreStatistics`. Only reading a body already opened (`OpenedBody.read(from:upToCount:)`)
-/// throws, when its file fails.
+/// Every disk, index or argument problem surfaces as one of these (never a crash). Lookups of stored entries
+/// never throw: a lookup (`entry(for:)`, `verifiedBodyFileURL(for:matching:)`, ...) that cannot read an entry drops
+/// it and reports a miss, counted in `CacheStoreStatistics`; reading a body already opened
+/// (`OpenedBody.read(from:upToCount:)`) throws when its file fails. Writes, removals, pinning, limits and the
+/// partial-entry calls (`resumePartial(for:)` included) throw.
 public struct CacheStoreError: Error, Sendable, CustomStringConvertible, Equatable {
     /// What kind of failure happened. A struct with static members rather than an enum, so kinds can be added
     /// without breaking a caller's `switch` (which needs a `default`); compare with `==` or match with `case`.
@@ -25,7 +26,8 @@ public struct CacheStoreError: Error, Sendable, CustomStringConvertible, Equatab
 
         /// The file system or the index reported that the disk is full (`ENOSPC`, `EDQUOT`, `SQLITE_FULL`).
         public static let diskFull = Code(.diskFull)
-        /// The cache directory or a file in it may not be read or written (`EACCES`, `EPERM`, `EROFS`).
+        /// The cache directory or a file in it may not be read or written (`EACCES`, `EPERM`, `EROFS`,
+        /// `SQLITE_READONLY`), or the store was opened read-only and the call writes.
         public static let permissionDenied = Code(.permissionDenied)
         /// `index.sqlite` is damaged or not a database (`SQLITE_CORRUPT`, `SQLITE_NOTADB`).
         public static let corruptIndex = Code(.corruptIndex)

@@ -272,7 +272,7 @@ final class StoreIndex {
     }
 
     /// The namespace's random secret (32 bytes, written once by `setUp`), or nil when the index has none (an index
-    /// written by an older version and opened read-only) or it is not 64 hex digits.
+    /// opened read-only whose `meta` table has no `key_secret` row) or it is not 64 hex digits.
     /// - Throws: `CacheStoreError` from SQLite.
     func keySecret() throws(CacheStoreError) -> [UInt8]? {
         let s = try db.prepare("SELECT value FROM meta WHERE name='key_secret'")
@@ -293,7 +293,7 @@ final class StoreIndex {
     }
 
     /// The hit and miss counts persisted by every store that used this index (zeros when the rows are missing,
-    /// e.g. in an index written by an older version and opened read-only).
+    /// e.g. in an index opened read-only whose `meta` table has no counter rows).
     /// - Throws: `CacheStoreError` from SQLite.
     func persistedCounters() throws(CacheStoreError) -> CacheStoreStatistics.Counters {
         let s = try db.prepare("""

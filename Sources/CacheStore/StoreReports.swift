@@ -6,8 +6,8 @@ import Synchronization
 ///
 /// `entries` and `diskBytes` come from the index (shared by every process using the namespace); memory figures
 /// belong to this `CacheStore` instance. The hit and miss counters are lifetime totals: everything counted
-/// since the cache was created (for an index written by a version without persisted counters: since this version
-/// first opened it) by every process that used it. Each store adds its counts to the index in its write
+/// since the cache was created (for an index whose `meta` table had no counter rows: since a writable store first
+/// added them) by every process that used it. Each store adds its counts to the index in its write
 /// transactions, at most every 30 seconds on a disk read, and in `close()` (also run by `deinit` and at `exit()`),
 /// so the totals include this instance's counts at once and other live processes' counts up to their last
 /// flush; a process that is killed loses its unflushed counts. `sinceOpen` has this instance's counts alone.

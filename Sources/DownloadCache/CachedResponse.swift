@@ -78,7 +78,8 @@ public struct CachedResponse: Sendable {
     /// last copy of this value is released.
     public var storedBody: OpenedBody?
 
-    /// The seeds' `isCachedData` / ASI's `didUseCachedResponse`: `true` unless the body came from the network.
+    /// `true` unless the body came from the network (ASI's `didUseCachedResponse`): a hit, a revalidated or a stale
+    /// response. ``source`` tells them apart.
     public var isFromCache: Bool { source != .network }
 
     /// Creates a response value.

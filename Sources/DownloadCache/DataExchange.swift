@@ -10,7 +10,7 @@ import SharedTier
 /// ``URLSessionTransport``'s GET/HEAD path: one delegate-driven data task per request. A body announced up to
 /// `limit` bytes collects in memory and is returned as ``TransportResponse/inMemoryBody``; a larger or
 /// unannounced body is appended to the body file chunk by chunk as it arrives, so the origin sees exactly one
-/// request (an earlier version refused such bodies at the head and repeated the request as a download task).
+/// request whatever the body's size (no second request as a download task).
 ///
 /// A data task is about twice as fast per request as a download task on Linux. Limitation: its chunks reach the
 /// delegate with no back-pressure, so while a large body is written the process may buffer chunks libcurl has

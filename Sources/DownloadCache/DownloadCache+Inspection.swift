@@ -93,7 +93,8 @@ extension DownloadCache {
     }
 
     /// The blob file of the stored response that matches `request` (RFC 9111 §4.1, Vary honoured), or nil when
-    /// nothing matching is stored or its body is kept inline in the index.
+    /// nothing matching is stored or its body is kept inline in the index. Counts as a use of the entry: its
+    /// last-access time (LRU order) is refreshed; no hit or miss is counted.
     public func storedBodyFileURL(for request: CacheRequest) -> URL? {
         for primary in RFC9111.lookupKeys(for: request) {
             for info in store.variants(forPrimaryKey: primary) {

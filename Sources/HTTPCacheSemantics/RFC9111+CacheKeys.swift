@@ -146,7 +146,7 @@ extension RFC9111 {
                 return false
             }
             if isCredentialField(name) {
-                // The stored side must be a keyed hash: a plaintext credential (written by an older version) never matches.
+                // The stored side must be a keyed hash: a plaintext credential in stored metadata never matches.
                 guard left.count == 1, isKeyedTag(left[0]), let tag = secret.tag(normalizedValue(right)),
                       left[0] == tag else { return false }
                 continue
