@@ -89,7 +89,7 @@ final class DataExchange: Sendable {
             state.response = http
             state.streaming = !small
             defer { state.head = nil }
-            return state.writeError == nil ? (nil, state.head) : (state.task, nil)
+            return state.writeError == nil && !state.finished ? (nil, state.head) : (state.task, nil)
         }
         task?.cancel()
         if let report, let http { report(Self.head(of: http, request: request)) }
@@ -126,6 +126,12 @@ final class DataExchange: Sendable {
             return
         }
         progress?(received, expected)
+    }
+
+    /// Answers the caller as if URLSession had completed the cancelled task; its late callbacks find the
+    /// exchange finished and change nothing (``TaskLifecycleExchange/abandonAfterCancel()``).
+    func abandonAfterCancel() {
+        complete(error: URLError(.cancelled))
     }
 
     /// The task ended: writes the body file and resumes the caller.

@@ -28,7 +28,15 @@ protocol TaskLifecycleExchange: RoutedExchange {
     associatedtype TaskState: ExchangeTaskState
     /// Runs `body` with the exchange's state under its lock.
     func withTaskState<R: Sendable>(_ body: (inout TaskState) -> R) -> R
+    /// Ends the exchange as cancelled without waiting for URLSession's completion, when a cancelled task has not
+    /// completed after ``cancelGrace`` seconds; a no-op where the completion cannot be answered early.
+    func abandonAfterCancel()
 }
+
+/// Seconds a cancelled task is given to complete before it is cancelled again, and three times that before the
+/// exchange is abandoned: FoundationNetworking can lose a `cancel()` that races the task's start on its work queue
+/// (seen on loaded machines: the task then ran until a 30 s stall rule ended it).
+let cancelGrace: Double = 1
 
 extension TaskLifecycleExchange {
     /// Cancels `task` and marks the exchange expired when it is still running `request.timeout` seconds from now
@@ -42,7 +50,7 @@ extension TaskLifecycleExchange {
                 if !state.finished { state.expired = true }
                 return !state.finished
             }
-            if running { box.task.cancel() }
+            if running { self.cancelUntilFinished(box) }
         }
     }
 
@@ -70,7 +78,7 @@ extension TaskLifecycleExchange {
             }
             switch verdict {
             case nil: return
-            case true?: box.task.cancel()
+            case true?: self.cancelUntilFinished(box)
             case false?: self.checkStall(box, rule: rule, window: window, since: moved)
             }
         }
@@ -84,7 +92,7 @@ extension TaskLifecycleExchange {
             state.resumed = true
             return state.cancelRequested
         }
-        if cancelled { task.cancel() }
+        if cancelled { cancelUntilFinished(UncheckedTask(task: task)) }
     }
 
     /// Cancels the exchange (the caller's task was cancelled); before the task is resumed, only records it.
@@ -93,6 +101,22 @@ extension TaskLifecycleExchange {
             state.cancelRequested = true
             return state.resumed ? state.task.map(UncheckedTask.init(task:)) : nil
         }
-        task?.task.cancel()
+        if let task { cancelUntilFinished(task) }
+    }
+
+    /// Cancels `box.task`, cancels it again every ``cancelGrace`` seconds while it has not completed, and
+    /// abandons the exchange after three retries. Runs on Dispatch, like the timeout and the stall rule: a
+    /// FoundationNetworking `cancel()` waits for the session's work queue, which a fast body keeps busy for
+    /// seconds, and must block neither the delegate queue nor a thread of the cooperative pool.
+    private func cancelUntilFinished(_ box: UncheckedTask, retries: Int = 3) {
+        DispatchQueue.global().async { box.task.cancel() }
+        DispatchQueue.global().asyncAfter(deadline: .now() + cancelGrace) { [weak self] in
+            guard let self, !self.withTaskState({ $0.finished }) else { return }
+            if retries > 0 {
+                self.cancelUntilFinished(box, retries: retries - 1)
+            } else {
+                self.abandonAfterCancel()
+            }
+        }
     }
 }

@@ -65,6 +65,10 @@ final class TransportExchange: Sendable {
         resume(task)
     }
 
+    /// The completion handler owns the caller's continuation, so the exchange waits for URLSession's completion
+    /// (``TaskLifecycleExchange/abandonAfterCancel()``); cancelling again is all it can do.
+    func abandonAfterCancel() {}
+
     /// Runs `body` with the state under the lock (``TaskLifecycleExchange``: timeout, resume, `cancel()`).
     func withTaskState<R: Sendable>(_ body: (inout State) -> R) -> R {
         state.withLock { body(&$0) }
