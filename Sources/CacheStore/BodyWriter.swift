@@ -140,6 +140,14 @@ public final class BodyWriter: Sendable {
         try state.withLock { (state: inout State) throws(CacheStoreError) -> Int32 in try descriptor(&state) }
     }
 
+    /// A new descriptor reading the temporary file (opened relative to the store's open `tmp/` without following a
+    /// link), for a reader that follows the body while it is written; the caller closes it. It stays readable
+    /// after the file is committed (renamed into `blobs/`) or deleted.
+    /// - Throws: `CacheStoreError` from the open (`.notFound` before the file is created).
+    public func openReader() throws(CacheStoreError) -> Int32 {
+        try BlobFiles.openForReading(files.handles.tmp, name, path: path)
+    }
+
     /// ``openDescriptor()``, or -1 when it throws (after commit, abort or ``detach()``, or the file cannot be
     /// created).
     public var fileDescriptor: Int32 { (try? openDescriptor()) ?? -1 }

@@ -88,6 +88,25 @@ final class BodySink: @unchecked Sendable {
         file = ResponseBodyFile(url: writer.fileURL, descriptor: descriptor, ownsDescriptor: false)
     }
 
+    /// A new descriptor reading the body file (the caller closes it), checked to be the file that was created
+    /// (same device and inode); -1 when the file does not exist yet or its name now names another file.
+    func openReader() -> Int32 {
+        let descriptor: Int32
+        if let writer {
+            descriptor = (try? writer.openReader()) ?? -1
+        } else {
+            descriptor = cs_open_file(file.url.path, CS_OPEN_READ, CS_OPEN_EXISTING, 0)
+        }
+        guard descriptor >= 0 else { return -1 }
+        var info = cs_file_info()
+        guard let identity = slot.content.withLock({ $0.identity }), cs_stat_fd(descriptor, &info) == 0,
+              info.device == identity.device, info.inode == identity.inode else {
+            _ = cs_close(descriptor)
+            return -1
+        }
+        return descriptor
+    }
+
     /// The store's writer holding the body (nil for a file in the private directory).
     var bodyWriter: BodyWriter? { writer }
 

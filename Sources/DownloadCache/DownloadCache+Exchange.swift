@@ -74,7 +74,10 @@ extension DownloadCache {
                                        requestTime: requestTime, resumed: resumed)
         var received: TransportResponse
         switch await send(resumed.map { Self.resumeRequest(sent, $0) } ?? sent, to: sink.file, options: options,
-                          head: transfer.receivedHead, bodyProgress: transfer.receivedBytes) {
+                          head: { head in
+                              transfer.receivedHead(head)
+                              Self.tapBody(options.bodyTap, head: head, sink: sink, resumed: resumed, transfer: transfer)
+                          }, bodyProgress: transfer.receivedBytes) {
         case .success(let response):
             received = response
         case .failure(let error):

@@ -49,6 +49,9 @@ public struct RequestOptions: Sendable {
     /// started a coalesced download; others can use `DownloadCache.progress(for:)`).
     public var progress: (@Sendable (DownloadProgress) -> Void)?
 
+    /// Follows the body file of this request's final 2xx exchange while it is written (``DownloadCache/stream(_:options:)``).
+    var bodyTap: BodyTap?
+
     /// Creates options; every parameter defaults to the RFC 9111 behaviour described on its property.
     public init(policy: CachePolicy = .useProtocolCachePolicy, fallbackToCacheIfLoadFails: Bool = false,
                 ignoreServerCacheControl: Bool = false, storage: StorageClass = .permanent,

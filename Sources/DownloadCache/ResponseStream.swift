@@ -1,0 +1,281 @@
+import CacheStore
+import CacheSystem
+import Foundation
+import HTTPCacheSemantics
+import Synchronization
+
+extension DownloadCache {
+    /// Starts answering `request` as ``response(for:options:)`` does and returns at once with a stream of the
+    /// response body's bytes, delivered while they are being received and stored.
+    ///
+    /// The stream reads the body file the transport writes into (the same file that becomes the stored blob,
+    /// so storing and streaming share one copy) as each write lands; a stored response (a hit, a revalidated
+    /// or stale one) streams the stored blob; a transfer resumed from a kept partial (a 206 after
+    /// `Range`/`If-Range`, RFC 9110 §14) streams from byte 0: the kept bytes first, then the rest.
+    /// Only the body of a 2xx answer to a GET without `Range` is followed live; any other answer (3xx with
+    /// redirects off, 4xx, 5xx, a range served 206 or 416, HEAD, unsafe methods) and a request that joined an
+    /// identical download already in flight deliver their body once the call has completed.
+    ///
+    /// Back-pressure: bytes are read from the file only when the consumer asks for the next chunk, so a slow
+    /// consumer only lags behind the file; the stream holds no more than the chunk it is returning
+    /// (≤ ``ResponseStream/chunkBytes``), whatever the body's size.
+    /// - Returns: the stream; ``ResponseStream/response()`` gives the status, header fields and source.
+    public func stream(_ request: CacheRequest, options: RequestOptions = RequestOptions()) -> ResponseStream {
+        let tap = BodyTap()
+        var options = options
+        let method = request.method.uppercased()
+        if method == "GET", !request.headers.contains("Range") { options.bodyTap = tap }
+        let task = Task { [self] () -> Result<CachedResponse, DownloadError> in
+            do throws(DownloadError) {
+                return .success(try await response(for: request, options: options))
+            } catch {
+                return .failure(error)
+            }
+        }
+        tap.attach(task)
+        return ResponseStream(tap: tap)
+    }
+
+    /// Lets `tap` follow `sink`'s file once `head` (a 2xx) is accepted as the response whose body it carries:
+    /// from byte 0 of the file, which for an appended 206 starts with the `resumed` bytes already held.
+    static func tapBody(_ tap: BodyTap?, head: TransportResponseHead, sink: BodySink, resumed: ResumedPartial?,
+                        transfer: PartialTransfer) {
+        guard let tap, (200..<300).contains(head.status) else { return }
+        var prefix: Int64 = 0
+        switch transfer.outcome {
+        case .rejected: return
+        case .appending: prefix = resumed?.held ?? 0
+        case .none: break
+        }
+        tap.begin(sink, prefix: prefix)
+    }
+}
+
+/// The body of one response as an `AsyncSequence` of byte chunks (`Data`, each 1…``chunkBytes`` bytes, in
+/// order), returned by ``DownloadCache/stream(_:options:)``.
+///
+/// Bytes arrive while the transfer is still running. When the call fails, the sequence first delivers every
+/// byte that was written before the failure, then throws the `DownloadError` that
+/// ``DownloadCache/response(for:options:)`` would have thrown (`.connectionFailed`, `.timedOut`, `.truncated`,
+/// `.cancelled`, ...); the interrupted transfer is kept as a partial entry for a later resume as without
+/// streaming, and nothing incomplete is stored as complete. Each iterator starts at byte 0 and reads on demand.
+/// The file being read is the store's temporary body file, then its blob (held open, so an eviction,
+/// replacement or purge meanwhile does not cut the stream); it is closed when the stream and its iterators
+/// are released. Cancelling the consuming task cancels the download (the iterator throws `.cancelled`).
+public struct ResponseStream: AsyncSequence, Sendable {
+    public typealias Element = Data
+    public typealias Failure = DownloadError
+
+    /// The largest chunk a `next()` returns, in bytes (256 KiB).
+    public static let chunkBytes = 256 << 10
+
+    let tap: BodyTap
+
+    /// The complete response (status, header fields, source, `CachedResponse.body`) once the call has finished.
+    /// - Throws: the `DownloadError` of ``DownloadCache/response(for:options:)``.
+    public func response() async throws(DownloadError) -> CachedResponse {
+        try await tap.result().get()
+    }
+
+    /// Cancels the download; iterators then end by throwing `.cancelled` after the bytes already written.
+    public func cancel() { tap.cancel() }
+
+    /// The most bytes the stream held at once (the largest chunk read for a consumer), for tests of the bound.
+    var peakBufferedBytes: Int { tap.peakBufferedBytes }
+
+    public func makeAsyncIterator() -> Iterator { Iterator(tap: tap) }
+
+    /// Reads the next chunk when asked; ``next()`` waits for bytes to be written or the call to end.
+    public struct Iterator: AsyncIteratorProtocol {
+        public typealias Element = Data
+        public typealias Failure = DownloadError
+        let tap: BodyTap
+        var offset: Int64 = 0
+        var generation = 0
+
+        /// The next chunk from the current offset; nil after the last byte of a completed response.
+        /// - Throws: the call's `DownloadError` once the bytes written before the failure were delivered;
+        ///   `.cancelled` when the consuming task is cancelled; `.storage` when the body file cannot be read.
+        public mutating func next() async throws(DownloadError) -> Data? {
+            let chunk = try await tap.chunk(from: offset, generation: &generation)
+            if let chunk { offset += Int64(chunk.count) }
+            return chunk
+        }
+    }
+}
+
+/// The shared state of a ``ResponseStream``: the body file being written (a reading descriptor), how many of
+/// its bytes are written, the call's result, and consumers waiting for more.
+final class BodyTap: Sendable {
+    private struct State {
+        var reader: Int32 = -1
+        /// Bytes of the file that are written (kept prefix + written by this transfer).
+        var available: Int64 = 0
+        /// Counts ``begin(_:prefix:)`` calls: an iterator that read from an earlier file cannot go on.
+        var generation = 0
+        var result: Result<CachedResponse, DownloadError>?
+        var waiters: [CheckedContinuation<Void, Never>] = []
+        var task: Task<Result<CachedResponse, DownloadError>, Never>?
+        var peakBuffered = 0
+    }
+    private let state = Mutex(State())
+
+    deinit {
+        state.withLock { state in
+            if state.reader >= 0 { _ = cs_close(state.reader) }
+        }
+    }
+
+    /// Runs `task` (the call) and records its result when it ends.
+    func attach(_ task: Task<Result<CachedResponse, DownloadError>, Never>) {
+        state.withLock { $0.task = task }
+        Task { [self] in
+            let result = await task.value
+            let waiters = state.withLock { state in
+                state.result = result
+                defer { state.waiters = [] }
+                return state.waiters
+            }
+            for waiter in waiters { waiter.resume() }
+        }
+    }
+
+    func cancel() { state.withLock { $0.task }?.cancel() }
+
+    var peakBufferedBytes: Int { state.withLock { $0.peakBuffered } }
+
+    /// Follows `sink`'s file from now on; its first `prefix` bytes are already there (a resumed partial).
+    /// Called on the transport's thread when the head is accepted, before any body byte is written.
+    func begin(_ sink: BodySink, prefix: Int64) {
+        let reader = prefix > 0 ? sink.openReader() : -1
+        state.withLock { state in
+            if state.reader >= 0 { _ = cs_close(state.reader) }
+            state.reader = reader
+            state.available = reader >= 0 ? prefix : 0
+            state.generation += 1
+        }
+        let generation = state.withLock { $0.generation }
+        sink.file.observeWrites { [self] written in
+            wrote(prefix + written, sink: sink, generation: generation)
+        }
+    }
+
+    /// The file now holds `total` bytes (on the writer's thread, right after its write).
+    private func wrote(_ total: Int64, sink: BodySink, generation: Int) {
+        let needsReader = state.withLock { $0.generation == generation && $0.reader < 0 }
+        let opened = needsReader ? sink.openReader() : -1
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            guard state.generation == generation else { return [] }
+            if opened >= 0 {
+                if state.reader >= 0 { _ = cs_close(opened) } else { state.reader = opened }
+            }
+            guard state.reader >= 0 else { return [] }
+            state.available = total
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// The call's result, once it ended.
+    func result() async -> Result<CachedResponse, DownloadError> {
+        let task = state.withLock { $0.task }
+        guard let task else { return .failure(DownloadError(.other, "stream without a call")) }
+        return await task.value
+    }
+
+    /// What the iterator at `offset` delivers next: file bytes written so far, then the rest of the completed
+    /// response's body, then nil; or the call's error once the written bytes are delivered.
+    func chunk(from offset: Int64, generation: inout Int) async throws(DownloadError) -> Data? {
+        while true {
+            if Task.isCancelled {
+                cancel()
+                throw DownloadError(.cancelled, "the stream's consumer was cancelled")
+            }
+            enum Step { case read(Int32, Int), finished(Result<CachedResponse, DownloadError>), wait }
+            let step = state.withLock { state -> Step in
+                if state.reader >= 0, state.available > offset {
+                    return .read(state.reader, Int(min(Int64(ResponseStream.chunkBytes), state.available - offset)))
+                }
+                if let result = state.result { return .finished(result) }
+                return .wait
+            }
+            switch step {
+            case .read(let reader, let count):
+                if offset > 0, generation != 0, generation != state.withLock({ $0.generation }) {
+                    throw DownloadError(.other, "the response body started again after \(offset) bytes were delivered")
+                }
+                generation = state.withLock { $0.generation }
+                let data = try Self.read(reader, from: offset, count: count)
+                record(data.count)
+                return data
+            case .finished(let result):
+                let response = try result.get()
+                let data = try Self.read(response, from: offset)
+                record(data?.count ?? 0)
+                return data
+            case .wait:
+                await withTaskCancellationHandler {
+                    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                        let ready = state.withLock { state -> Bool in
+                            if state.result != nil || (state.reader >= 0 && state.available > offset) { return true }
+                            state.waiters.append(continuation)
+                            return false
+                        }
+                        if ready { continuation.resume() }
+                    }
+                } onCancel: { [self] in
+                    cancel()
+                    let waiters = state.withLock { state in
+                        defer { state.waiters = [] }
+                        return state.waiters
+                    }
+                    for waiter in waiters { waiter.resume() }
+                }
+            }
+        }
+    }
+
+    private func record(_ count: Int) {
+        state.withLock { $0.peakBuffered = max($0.peakBuffered, count) }
+    }
+
+    /// `count` bytes of the file at `offset` (fewer only at its end).
+    private static func read(_ reader: Int32, from offset: Int64, count: Int) throws(DownloadError) -> Data {
+        var data = Data(count: count)
+        let got = data.withUnsafeMutableBytes { raw -> Int64 in
+            guard let base = raw.baseAddress else { return 0 }
+            return cs_read_at(reader, base, count, offset)
+        }
+        guard got > 0 else {
+            throw DownloadError(.storage, "cannot read the body file being written at byte \(offset)")
+        }
+        if Int(got) < count { data.removeSubrange(Int(got)...) }
+        return data
+    }
+
+    /// The completed response's body from `offset` on, one chunk; nil at its end.
+    private static func read(_ response: CachedResponse, from offset: Int64) throws(DownloadError) -> Data? {
+        guard offset < response.bodySize else { return nil }
+        let count = Int(min(Int64(ResponseStream.chunkBytes), response.bodySize - offset))
+        switch response.body {
+        case .data(let data):
+            let start = data.startIndex + Int(offset)
+            guard start < data.endIndex else { return nil }
+            return Data(data[start..<min(data.endIndex, start + count)])
+        case .file(let url):
+            if let stored = response.storedBody {
+                do {
+                    let data = try stored.read(from: offset, upToCount: count)
+                    return data.isEmpty ? nil : data
+                } catch {
+                    throw DownloadError(.storage, "cannot read the stored body \(url.path): \(error)")
+                }
+            }
+            let reader = cs_open_file(url.path, CS_OPEN_READ, CS_OPEN_EXISTING, 0)
+            guard reader >= 0 else { throw DownloadError(.storage, "cannot open the body file \(url.path)") }
+            defer { _ = cs_close(reader) }
+            return try read(reader, from: offset, count: count)
+        }
+    }
+}
