@@ -151,6 +151,16 @@ package enum GetCommand: Command {
             configuration.targetedFields = targets
             configuration.tlsTrust = trust
         }
+        let headOnly = parsed.flag("head")
+        let include = (headOnly || parsed.flag("include")) && !parsed.flag("json")
+        // The plain case streams: the body goes out as it arrives. Options that need the response's status or
+        // header fields before the body (--json, -i, -I, -D, --fail, --compressed) wait for the whole response.
+        let streams = !parsed.flag("json") && !include && parsed.value("dump-header") == nil && !parsed.flag("fail")
+            && !parsed.flag("compressed")
+        if streams {
+            return try await GetStreaming.run(request, options: options, output: output, cache: cache,
+                                              verbose: parsed.flag("verbose"), context: context)
+        }
         let response: CachedResponse
         do {
             response = try await cache.response(for: request, options: options)
@@ -193,8 +203,6 @@ package enum GetCommand: Command {
                 try sink.write(Data(HeaderBlock.text(response, forTerminal: false).utf8))
             }
         }
-        let headOnly = parsed.flag("head")
-        let include = (headOnly || parsed.flag("include")) && !parsed.flag("json")
         if !failed {
             if let output {
                 let sink = try BodySink(file: output)
