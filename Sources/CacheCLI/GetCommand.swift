@@ -154,12 +154,12 @@ package enum GetCommand: Command {
         let headOnly = parsed.flag("head")
         let include = (headOnly || parsed.flag("include")) && !parsed.flag("json")
         // The plain case streams: the body goes out as it arrives. Options that need the response's status or
-        // header fields before the body (--json, -i, -I, -D, --fail, --compressed) wait for the whole response.
+        // header fields before the body (--json, -i, -I, -D, --fail) wait for the whole response.
         let streams = !parsed.flag("json") && !include && parsed.value("dump-header") == nil && !parsed.flag("fail")
-            && !parsed.flag("compressed")
         if streams {
             return try await GetStreaming.run(request, options: options, output: output, cache: cache,
-                                              verbose: parsed.flag("verbose"), context: context)
+                                              verbose: parsed.flag("verbose"), decoding: parsed.flag("compressed"),
+                                              context: context)
         }
         let response: CachedResponse
         do {

@@ -4,8 +4,8 @@ import CacheStore
 import HTTPCacheSemantics
 import Synchronization
 
-/// `dlcache get` without options that need the head first: writes the body to stdout or `-o FILE` while it
-/// arrives (``DownloadCache/stream(_:options:)``), like curl.
+/// `dlcache get` without options that need the head first: writes the body (decoded chunk by chunk
+/// with `--compressed`) to stdout or `-o FILE` while it arrives (``DownloadCache/stream(_:options:)``), like curl.
 ///
 /// A transfer that fails leaves `-o FILE` holding the bytes received so far and exits non-zero (the cache keeps
 /// them as a partial entry for the next run to resume; nothing incomplete is stored as complete). On a terminal,
@@ -18,7 +18,7 @@ enum GetStreaming {
     /// - Throws: ``CommandFailure`` when the call fails (after the bytes received were written) or the output
     ///   cannot be written.
     static func run(_ request: CacheRequest, options: RequestOptions, output: URL?, cache: DownloadCache,
-                    verbose: Bool, context: CommandContext) async throws -> Int32 {
+                    verbose: Bool, decoding: Bool, context: CommandContext) async throws -> Int32 {
         var options = options
         let console = context.console
         let reporter: ProgressReporter? = console.stderrIsTerminal
@@ -41,9 +41,17 @@ enum GetStreaming {
         var iterator = stream.makeAsyncIterator()
         var written: Int64 = 0
         var writeFailure: CommandFailure?
+        // --compressed: the decoder is chosen by the Content-Encoding known once the first chunk is in hand and
+        // undoes the coding chunk by chunk (zlib's inflate keeps its state between calls).
+        var decoder: ContentDecoder?
+        var decoderChosen = !decoding
         do throws(DownloadError) {
             while let chunk = try await iterator.next() {
-                do throws(CommandFailure) { try sink.write(chunk) } catch {
+                if !decoderChosen {
+                    decoder = ContentDecoder(contentEncoding: stream.headers?.first("Content-Encoding"))
+                    decoderChosen = true
+                }
+                do throws(CommandFailure) { try sink.write(try decoder?.decode(chunk) ?? chunk) } catch {
                     stream.cancel()
                     writeFailure = error
                     break
@@ -61,6 +69,10 @@ enum GetStreaming {
             if drawing.withLock({ $0 }) { reporter?.finish() }
             throw writeFailure
         }
+        if !decoderChosen {
+            decoder = ContentDecoder(contentEncoding: stream.headers?.first("Content-Encoding"))
+        }
+        try decoder?.finish()
         try sink.finish()
         if drawing.withLock({ $0 }) {
             reporter?.update(.init(completed: 1, failed: 0, total: 1, bytes: written, expectedBytes: written))

@@ -40,14 +40,15 @@ extension DownloadCache {
     /// from byte 0 of the file, which for an appended 206 starts with the `resumed` bytes already held.
     static func tapBody(_ tap: BodyTap?, head: TransportResponseHead, sink: BodySink, resumed: ResumedPartial?,
                         transfer: PartialTransfer) {
-        guard let tap, (200..<300).contains(head.status) else { return }
+        // A body the transport decoded on the way is described by the completed response, not by this head.
+        guard let tap, (200..<300).contains(head.status), head.decodedContentEncoding == nil else { return }
         var prefix: Int64 = 0
         switch transfer.outcome {
         case .rejected: return
         case .appending: prefix = resumed?.held ?? 0
         case .none: break
         }
-        tap.begin(sink, prefix: prefix)
+        tap.begin(sink, prefix: prefix, headers: head.headers)
     }
 }
 
@@ -77,11 +78,17 @@ public struct ResponseStream: AsyncSequence, Sendable {
         try await tap.result().get()
     }
 
+    /// The header fields of the response whose body the chunks are (`Content-Type`, `Content-Encoding` ...,
+    /// names case-insensitive): the origin's fields of the 2xx being followed, else the completed response's;
+    /// nil until an iterator has returned its first chunk or the end (an empty body).
+    public var headers: HTTPHeaders? { tap.headers }
+
     /// Cancels the download; iterators then end by throwing `.cancelled` after the bytes already written.
     public func cancel() { tap.cancel() }
 
     /// The most bytes the stream held at once (the largest chunk read for a consumer), for tests of the bound.
     var peakBufferedBytes: Int { tap.peakBufferedBytes }
+
 
     public func makeAsyncIterator() -> Iterator { Iterator(tap: tap) }
 
@@ -117,6 +124,9 @@ final class BodyTap: Sendable {
         var waiters: [CheckedContinuation<Void, Never>] = []
         var task: Task<Result<CachedResponse, DownloadError>, Never>?
         var peakBuffered = 0
+        /// The head of the body being delivered, known once a chunk or the end was returned.
+        var headers: HTTPHeaders?
+        var followedHeaders: HTTPHeaders?
     }
     private let state = Mutex(State())
 
@@ -144,15 +154,18 @@ final class BodyTap: Sendable {
 
     var peakBufferedBytes: Int { state.withLock { $0.peakBuffered } }
 
+    var headers: HTTPHeaders? { state.withLock { $0.headers } }
+
     /// Follows `sink`'s file from now on; its first `prefix` bytes are already there (a resumed partial).
     /// Called on the transport's thread when the head is accepted, before any body byte is written.
-    func begin(_ sink: BodySink, prefix: Int64) {
+    func begin(_ sink: BodySink, prefix: Int64, headers: HTTPHeaders) {
         let reader = prefix > 0 ? sink.openReader() : -1
         state.withLock { state in
             if state.reader >= 0 { _ = cs_close(state.reader) }
             state.reader = reader
             state.available = reader >= 0 ? prefix : 0
             state.generation += 1
+            state.followedHeaders = headers
         }
         let generation = state.withLock { $0.generation }
         sink.file.observeWrites { [self] written in
@@ -205,12 +218,18 @@ final class BodyTap: Sendable {
                 if offset > 0, generation != 0, generation != state.withLock({ $0.generation }) {
                     throw DownloadError(.other, "the response body started again after \(offset) bytes were delivered")
                 }
-                generation = state.withLock { $0.generation }
+                generation = state.withLock { state in
+                    if state.headers == nil { state.headers = state.followedHeaders }
+                    return state.generation
+                }
                 let data = try Self.read(reader, from: offset, count: count)
                 record(data.count)
                 return data
             case .finished(let result):
                 let response = try result.get()
+                state.withLock { state in
+                    if state.headers == nil { state.headers = response.headers }
+                }
                 let data = try Self.read(response, from: offset)
                 record(data?.count ?? 0)
                 return data

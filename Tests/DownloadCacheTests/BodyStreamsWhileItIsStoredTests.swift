@@ -40,6 +40,7 @@ import Testing
             // Ordering by events: when the first chunk is in hand, the transport has not received the whole body.
             let receivedAtFirstChunk = received.withLock { $0 }
             #expect(receivedAtFirstChunk < Int64(Self.size))
+            #expect(stream.headers?.first("cache-control") == "max-age=600")
             #expect((first?.count ?? 0) > 0 && (first?.count ?? 0) <= ResponseStream.chunkBytes)
             var bytes = first ?? Data()
             while let chunk = try await iterator.next() { bytes.append(chunk) }
