@@ -33,14 +33,22 @@ extension CacheStore {
         }
         OpenStores.unregister(ObjectIdentifier(self))
         let dirty = memory.takeDirty()
+        let onlyRead = !sessionMarkerCreated.withLock { $0 }
         func closeIndex(_ slot: inout StoreIndex?) -> CacheStoreStatistics {
             if let index = slot, !isReadOnly {
                 for (key, time) in dirty { index.pendingTouches[key] = max(index.pendingTouches[key] ?? 0, time) }
-                do {
-                    try writeAccounting(index)
-                } catch {
-                    log("close: access times and hit counts not written: \(error)")
+                let unsyncedWAL = onlyRead ? writeAccountingUnsynced(index) : nil
+                if unsyncedWAL == nil {
+                    do {
+                        try writeAccounting(index)
+                    } catch {
+                        log("close: access times and hit counts not written: \(error)")
+                    }
                 }
+                let final = makeStatistics(slot)
+                if let unsyncedWAL { restoreSyncUnlessWALIs(unsyncedWAL, index) }
+                slot = nil  // closes the SQLite connection (the last one checkpoints the WAL)
+                return final
             }
             let final = makeStatistics(slot)
             slot = nil  // closes the SQLite connection (the last one checkpoints the WAL)
@@ -66,7 +74,7 @@ extension CacheStore {
         finalStatistics.withLock { $0 = final }
         memory.remove(where: nil)
         // A fault-injection test simulating a dead process leaves its marker, as a killed process would.
-        if let sessionMarker, !(configuration.faultSkipsCleanup && configuration.faultInjection != nil) {
+        if let sessionMarker, !onlyRead, !(configuration.faultSkipsCleanup && configuration.faultInjection != nil) {
             files.removeSession(sessionMarker)
         }
         Self.releaseLock(lockFD)
@@ -112,6 +120,55 @@ extension CacheStore {
         }
         index.flushedCounters = counters
         if touched { index.invalidateRowCache() }
+    }
+
+    /// The close of a store that only read (no marker, so nothing but access times and counters to write): when
+    /// the WAL holds no frames, writes them and lets the closing checkpoint run with `PRAGMA synchronous=OFF`, so
+    /// answering from the cache costs no `fsync`/`fdatasync` at all (with `NORMAL`: the new WAL's header and its
+    /// directory, then the WAL and the database at the checkpoint).
+    ///
+    /// What that trades: a killed process loses nothing (the bytes are in the kernel's page cache once `write`
+    /// returns); only an operating-system crash or power loss within the kernel's write-back delay (about 30 s)
+    /// can lose these access times and counts, and — if it tears the few index pages this one transaction
+    /// changed — leave an index SQLite reports corrupt, which the next exclusive opener moves aside (the cache
+    /// starts empty; bodies are checksummed, so no wrong byte is served). Another writer's stored responses are
+    /// not checkpointed unsynced: the WAL must be empty inside this transaction (under SQLite's write lock) and
+    /// still hold only its frames at the close (``restoreSyncUnlessWALIs(_:_:)``). Index lock held.
+    /// - Returns: the WAL's size after the commit, or nil when the WAL was not empty or the write failed (the
+    ///   caller then writes with `writeAccounting`, synchronously).
+    func writeAccountingUnsynced(_ index: StoreIndex) -> Int64? {
+        let counters = currentCounters()
+        guard !index.pendingTouches.isEmpty || counters != index.flushedCounters else { return walSize() }
+        do {
+            try index.db.execute("PRAGMA synchronous=OFF")
+            let empty = try index.db.transaction { () throws(CacheStoreError) -> Bool in
+                guard walSize() == 0 else { return false }
+                try index.flushTouches()
+                try index.flushCounters(upTo: counters)
+                return true
+            }
+            guard empty else {
+                try index.db.execute("PRAGMA synchronous=NORMAL")
+                return nil
+            }
+        } catch {
+            try? index.db.execute("PRAGMA synchronous=NORMAL")
+            return nil
+        }
+        index.flushedCounters = counters
+        index.invalidateRowCache()
+        return walSize()
+    }
+
+    /// Before the closing checkpoint: returns the connection to `synchronous=NORMAL` when the WAL is no longer
+    /// `expected` bytes (another process committed since, and its frames must be checkpointed with syncs).
+    func restoreSyncUnlessWALIs(_ expected: Int64, _ index: StoreIndex) {
+        if walSize() != expected { try? index.db.execute("PRAGMA synchronous=NORMAL") }
+    }
+
+    /// The size of `index.sqlite-wal` in bytes (0 when it does not exist).
+    func walSize() -> Int64 {
+        BlobFiles.info(files.handles.root, "index.sqlite-wal")?.size ?? 0
     }
 
     /// Called by reads that went to the index: every `accountingFlushInterval` seconds, writes access times and

@@ -12,8 +12,11 @@ import CacheSystem
 ///   recompute the totals. It then downgrades to
 ///   the shared lock. A process that does not get the exclusive lock waits for a shared one and skips recovery, so
 ///   it can never delete a blob another live process is about to commit.
-/// - Each open store leaves a marker `sessions/<pid>-<id>` that it deletes when it is closed (`close()`, `deinit`,
-///   or the `exit()` handler); a marker found by an exclusive opener therefore belongs to a process that died.
+/// - Each writable store creates a marker `sessions/<pid>-<id>` before its first write (a body file, a row, a
+///   partial entry; access times and hit/miss counters are not such writes) and deletes it when it is closed
+///   (`close()`, `deinit`, or the `exit()` handler); a marker found by an exclusive opener therefore belongs to a
+///   process that died after writing. A store that only read leaves nothing to recover: its one possible write,
+///   the access times and counters at close, is a single SQLite transaction.
 /// - Closing unlocks the lock explicitly (`LOCK_UN`) before closing the descriptor. A `flock` belongs to the open
 ///   file description, which a child process spawned meanwhile shares until its `exec` closes it (`O_CLOEXEC`);
 ///   a bare `close` would leave the lock held through that copy, and the next opener — seeing a live process —
@@ -39,7 +42,7 @@ extension CacheStore {
         var index: StoreIndex
         /// -1 when a read-only store could not open the lock file (it then reads without a lock).
         var lockFD: Int32
-        /// nil for a read-only store.
+        /// The name of the marker the store creates in `sessions/` before its first write; nil for a read-only store.
         var sessionMarker: String?
         var generation: SharedGeneration
         /// Why the store is read-only; nil when it is writable.
@@ -144,10 +147,9 @@ extension CacheStore {
                 // store has not written anything yet.
                 if cs_lock(lockFD, CS_LOCK_SHARED, 1) != 0 { throw CacheStoreError.posix(cs_errno(), "flock \(files.lockPath)") }
             }
+            // The marker's name is fixed now; its file is created before this store's first write
+            // (`CacheStore.ensureSessionMarker()`), so a store that only reads leaves nothing in `sessions/`.
             let marker = "\(cs_process_id())-\(BlobFiles.newID())"
-            let markerFD = cs_open_file_at(files.handles.sessions, marker, CS_OPEN_WRITE, CS_OPEN_CREATE_NEW, 0o600)
-            guard markerFD >= 0 else { throw CacheStoreError.posix(cs_errno(), "create \(files.sessionsPath)/\(marker)") }
-            _ = cs_close(markerFD)
             let generation = makeGeneration(files, readOnly: false, log: log)
             return Opened(files: files, index: index, lockFD: lockFD, sessionMarker: marker, generation: generation,
                           readOnlyReason: nil)

@@ -30,8 +30,11 @@ public final class CacheStore: Sendable {
     /// nil once the store is closed.
     let index: Mutex<StoreIndex?>
     let lockFD: Int32
-    /// The name of this store's marker in `sessions/`; nil for a read-only store.
+    /// The name of this store's marker in `sessions/`; nil for a read-only store. The file exists from the store's
+    /// first write (``ensureSessionMarker()``) until it is closed.
     let sessionMarker: String?
+    /// Whether this store created its marker file, i.e. wrote more than access times and counters.
+    let sessionMarkerCreated = Mutex<Bool>(false)
     let generation: SharedGeneration
     /// Blob files whose checksum this process has verified, with the identity they had then (see `entry(for:)`).
     let verifiedBlobs = Mutex<[String: BlobFiles.FileIdentity]>([:])
@@ -130,6 +133,21 @@ public final class CacheStore: Sendable {
         }
         if closedFlag.load(ordering: .relaxed) {
             throw CacheStoreError(.invalidArgument, "store \(directoryURL.path) is closed")
+        }
+        try ensureSessionMarker()
+    }
+
+    /// Creates this store's marker in `sessions/` unless it exists: called before every write but the access
+    /// times and counters, so an exclusive opener finding it knows a writer died (see `CacheStore+Open.swift`).
+    /// - Throws: `CacheStoreError` from the system call (e.g. `.diskFull`); the write is then not attempted.
+    func ensureSessionMarker() throws(CacheStoreError) {
+        guard let marker = sessionMarker else { return }
+        try sessionMarkerCreated.withLock { (created: inout Bool) throws(CacheStoreError) in
+            guard !created else { return }
+            let fd = cs_open_file_at(files.handles.sessions, marker, CS_OPEN_WRITE, CS_OPEN_CREATE_NEW, 0o600)
+            guard fd >= 0 else { throw CacheStoreError.posix(cs_errno(), "create \(files.sessionsPath)/\(marker)") }
+            _ = cs_close(fd)
+            created = true
         }
     }
 

@@ -88,4 +88,39 @@ import CacheTestSupport
         #expect(hits.total == 6)
         #expect(hits.notModified == 5)
     }
+    /// A `get` answered from the cache in a fresh process leaves the namespace's files as they were (no session
+    /// marker, no `-wal` / `-shm`), and its hit and access time are still in the cache once it has exited.
+    @Test(.enabled(if: binary != nil, "dlcache is not built next to the test bundle"))
+    func aCachedGetLeavesTheNamespaceFilesAsTheyWere() async throws {
+        let origin = try await OriginServer.start()
+        defer { origin.stop() }
+        try await origin.configure(path: "/fresh", headers: [("Cache-Control", "max-age=3600")], body: "fresh body")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-exe-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let env = ["DLCACHE_DIR": dir.path, "HOME": dir.path]
+        let url = origin.url("/fresh").absoluteString
+        #expect(try Self.run(["get", url], env: env).status == 0)
+        let namespace = dir.appendingPathComponent("default").path
+        func files() -> Set<String> {
+            var result = Set<String>()
+            if let walker = FileManager.default.enumerator(atPath: namespace) {
+                while let path = walker.nextObject() as? String { result.insert(path) }
+            }
+            return result
+        }
+        let before = files()
+        #expect(before.contains("index.sqlite"))
+        for round in 1...2 {
+            let hit = try Self.run(["get", url], env: env)
+            #expect(hit.status == 0)
+            #expect(String(decoding: hit.out, as: UTF8.self) == "fresh body")
+            #expect(files() == before, "round \(round): \(files().symmetricDifference(before).sorted())")
+        }
+        #expect(try await origin.hits("/fresh").total == 1)
+        let stats = try Self.run(["stats"], env: env)
+        let text = String(decoding: stats.out, as: UTF8.self)
+        #expect(text.contains("hits:       2 (0 memory, 2 disk"), "\(text)")
+        #expect(text.contains("misses:     1 "), "\(text)")
+    }
 }
+

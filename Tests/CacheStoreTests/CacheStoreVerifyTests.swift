@@ -142,6 +142,8 @@ import Testing
         let orphan = store.directoryURL.appendingPathComponent("blobs/0123456789abcdef0123456789abcdef")
         try bytes(10).write(to: orphan)
         let other = try CacheStore(configuration: testConfiguration(dir))  // another process, as far as the files go
+        // A store that has written (so its marker is in sessions/) may be committing a body right now.
+        try other.store(bytes(5), metadata: Data(), for: StoreKey(primary: "other"))
         let report = store.verify(repair: true)
         #expect(report.problems.count == 1)
         let problem = try #require(report.problems.first)
