@@ -22,11 +22,14 @@ extension CacheStore {
     /// the entry is replaced, evicted or purged (by this or another process) meanwhile — the file is only
     /// unlinked, and an open file stays readable until it is closed.
     /// - Returns: nil on a miss (see ``verifiedBodyFileURL(for:matching:)``).
-    public func openVerifiedBody(for key: StoreKey, matching expected: EntryInfo? = nil) -> OpenedBody? {
-        verifiedBody(for: key, matching: expected)
+    /// - Parameter recordsUse: false for reading back what was just stored (not a use of the entry): then no
+    ///   hit or miss is counted and the last-access time is left as the commit set it.
+    public func openVerifiedBody(for key: StoreKey, matching expected: EntryInfo? = nil,
+                                 recordsUse: Bool = true) -> OpenedBody? {
+        verifiedBody(for: key, matching: expected, recordsUse: recordsUse)
     }
 
-    private func verifiedBody(for key: StoreKey, matching expected: EntryInfo?) -> OpenedBody? {
+    private func verifiedBody(for key: StoreKey, matching expected: EntryInfo?, recordsUse: Bool = true) -> OpenedBody? {
         let now = configuration.currentTime()
         defer { flushAccountingIfDue(now: now) }  // after the hit or miss below is counted
         let generationNow = generation.isShared ? generation.current : nil
@@ -34,7 +37,7 @@ extension CacheStore {
         do {
             row = try withIndex { (index: StoreIndex) throws(CacheStoreError) -> IndexRow? in
                 let row = try index.row(for: key, withBody: false, generation: generationNow)
-                if row?.blobID != nil, !isReadOnly { index.pendingTouches[key] = now.timeIntervalSince1970 }
+                if recordsUse, row?.blobID != nil, !isReadOnly { index.pendingTouches[key] = now.timeIntervalSince1970 }
                 return row
             }
         } catch {
@@ -43,7 +46,7 @@ extension CacheStore {
         }
         guard let row, let blob = row.blobID,
               expected.map({ $0.checksum == row.info.checksum && $0.bodySize == row.info.bodySize }) ?? true else {
-            diskMisses.add(1, ordering: .relaxed)
+            if recordsUse { diskMisses.add(1, ordering: .relaxed) }
             return nil
         }
         let opened: OpenedBody
@@ -58,10 +61,10 @@ extension CacheStore {
         } catch {
             log("verifiedBodyFileURL(\(key)): dropping unreadable entry: \(error)")
             drop(key, blobID: blob)
-            diskMisses.add(1, ordering: .relaxed)
+            if recordsUse { diskMisses.add(1, ordering: .relaxed) }
             return nil
         }
-        diskHits.add(1, ordering: .relaxed)
+        if recordsUse { diskHits.add(1, ordering: .relaxed) }
         return opened
     }
 

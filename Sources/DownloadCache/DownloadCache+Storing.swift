@@ -131,7 +131,8 @@ extension DownloadCache {
             return .success(networkResponse(received, original: original, body: .data(data), reason: reason,
                                             blob: store.bodyFileURL(for: key), timing: timing, stored: true))
         }
-        if let opened = store.openVerifiedBody(for: key) {
+        // Reading back what was just stored is not a use: no hit counted (`dlcache stats`), no access time.
+        if let opened = store.openVerifiedBody(for: key, recordsUse: false) {
             var response = networkResponse(received, original: original, body: .file(opened.url), reason: reason,
                                            blob: opened.url, timing: timing, stored: true)
             response.storedBody = opened
@@ -141,7 +142,7 @@ extension DownloadCache {
             return .success(networkResponse(received, original: original, body: .file(blob), reason: reason,
                                             blob: blob, timing: timing, stored: true))
         }
-        if let entry = store.entry(for: key) {
+        if let entry = store.peekEntry(for: key) {
             return .success(networkResponse(received, original: original, body: .data(entry.body), reason: reason,
                                             blob: nil, timing: timing, stored: true))
         }
