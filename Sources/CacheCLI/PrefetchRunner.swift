@@ -22,6 +22,8 @@ enum PrefetchRunner {
         /// List positions that finished (a late progress call for them is ignored).
         var finished: Set<Int> = []
         var total = 0
+        /// Body bytes of the finished responses that came from the network (not from the cache).
+        var networkBytes: Int64 = 0
 
         /// The aggregate the reporter draws.
         var snapshot: ProgressReporter.Snapshot {
@@ -32,7 +34,8 @@ enum PrefetchRunner {
                 expected = inFlight.values.reduce(report.bytes) { $0 + ($1.expected ?? 0) }
             }
             return ProgressReporter.Snapshot(completed: report.succeeded.count, failed: report.failed.count,
-                                             total: total, bytes: report.bytes + received, expectedBytes: expected)
+                                             total: total, bytes: report.bytes + received, expectedBytes: expected,
+                                             networkBytes: networkBytes + received)
         }
     }
 
@@ -85,7 +88,12 @@ enum PrefetchRunner {
             case .success(let response) where (200...299).contains(response.status):
                 t.report.succeeded.append(url)
                 t.report.bytes += response.bodySize
-                if response.source == .network { t.report.fromNetwork += 1 } else { t.report.fromCache += 1 }
+                if response.source == .network {
+                    t.report.fromNetwork += 1
+                    t.networkBytes += response.bodySize
+                } else {
+                    t.report.fromCache += 1
+                }
             case .success(let response):
                 t.report.failed.append(PrefetchReport.Failure(url: url, error: DownloadCache.httpFailure(response)))
             case .failure(let error):

@@ -23,14 +23,22 @@ package final class ProgressReporter: Sendable {
         /// Bytes the whole job will have when done, when known (every unfinished URL is in flight with a
         /// Content-Length); nil when unknown. Used for a byte-based ETA.
         package var expectedBytes: Int64?
+        /// The part of ``bytes`` that came from the network (downloads in flight and finished network responses);
+        /// rates and the byte-based ETA use only these, so bodies read from the cache do not show as a transfer
+        /// rate. nil: all of ``bytes``.
+        package var networkBytes: Int64?
         /// Creates a snapshot.
-        package init(completed: Int, failed: Int, total: Int, bytes: Int64, expectedBytes: Int64? = nil) {
+        package init(completed: Int, failed: Int, total: Int, bytes: Int64, expectedBytes: Int64? = nil,
+                     networkBytes: Int64? = nil) {
             self.completed = completed
             self.failed = failed
             self.total = total
             self.bytes = bytes
             self.expectedBytes = expectedBytes
+            self.networkBytes = networkBytes
         }
+        /// Bytes the rates are computed from.
+        package var transferredBytes: Int64 { networkBytes ?? bytes }
         /// URLs finished either way.
         package var done: Int { completed + failed }
     }
@@ -95,6 +103,7 @@ package final class ProgressReporter: Sendable {
         merged.completed = max(shown.completed, incoming.completed)
         merged.failed = max(shown.failed, incoming.failed)
         merged.bytes = max(shown.bytes, incoming.bytes)
+        if let old = shown.networkBytes, let new = incoming.networkBytes { merged.networkBytes = max(old, new) }
         return merged
     }
 
@@ -119,9 +128,11 @@ package final class ProgressReporter: Sendable {
         return bar + "  " + summary(s, elapsed: elapsed)
     }
 
-    /// `120/962  3.4 MB  1.2 MB/s  ETA 12s` (plus `  2 failed` when some failed).
+    /// `120/962  3.4 MB  1.2 MB/s  ETA 12s` (plus `  2 failed` when some failed). The rate counts only bytes
+    /// from the network; when every byte so far was read from the cache it says `cached`.
     package static func summary(_ s: Snapshot, elapsed: TimeInterval) -> String {
-        var parts = ["\(s.done)/\(s.total)", Formatting.bytes(s.bytes), rate(bytes: s.bytes, elapsed: elapsed)]
+        let speed = s.transferredBytes == 0 && s.bytes > 0 ? "cached" : rate(bytes: s.transferredBytes, elapsed: elapsed)
+        var parts = ["\(s.done)/\(s.total)", Formatting.bytes(s.bytes), speed]
         parts.append("ETA " + eta(s, elapsed: elapsed))
         if s.failed > 0 { parts.append("\(s.failed) failed") }
         return parts.joined(separator: "  ")
@@ -137,8 +148,8 @@ package final class ProgressReporter: Sendable {
     /// else from the count rate so far; `--` before anything can be estimated, `0s` when done.
     package static func eta(_ s: Snapshot, elapsed: TimeInterval) -> String {
         if s.done >= s.total { return "0s" }
-        if let expected = s.expectedBytes, expected > s.bytes, s.bytes > 0, elapsed > 0 {
-            return Formatting.duration(Double(expected - s.bytes) / (Double(s.bytes) / elapsed))
+        if let expected = s.expectedBytes, expected > s.bytes, s.transferredBytes > 0, elapsed > 0 {
+            return Formatting.duration(Double(expected - s.bytes) / (Double(s.transferredBytes) / elapsed))
         }
         guard s.done > 0, elapsed > 0 else { return "--" }
         return Formatting.duration(elapsed / Double(s.done) * Double(s.total - s.done))

@@ -25,6 +25,24 @@ import CacheTestSupport
         #expect(text == "10/10  999 B  999 B/s  ETA 0s  2 failed")
     }
 
+    @Test func bytesReadFromTheCacheShowNoTransferRate() {
+        // Every byte so far came from the cache: no rate to show.
+        let cached = ProgressReporter.summary(Snapshot(completed: 3, failed: 0, total: 3, bytes: 6_310_000,
+                                                       networkBytes: 0), elapsed: 0.01)
+        #expect(cached == "3/3  6.3 MB  cached  ETA 0s")
+        // 1 MB of the 5 MB came from the network in 2 s: the rate is of that 1 MB.
+        let mixed = ProgressReporter.summary(Snapshot(completed: 2, failed: 0, total: 4, bytes: 5_000_000,
+                                                      networkBytes: 1_000_000), elapsed: 2)
+        #expect(mixed.hasPrefix("2/4  5.0 MB  500.0 KB/s  ETA "))
+    }
+
+    @Test func theByteETAFollowsTheNetworkRateOnly() {
+        // 4 MB read from the cache at once and 1 MB received from the network in 2 s; 5 MB to go at 0.5 MB/s.
+        let s = Snapshot(completed: 1, failed: 0, total: 2, bytes: 5_000_000, expectedBytes: 10_000_000,
+                         networkBytes: 1_000_000)
+        #expect(ProgressReporter.eta(s, elapsed: 2) == Formatting.duration(10))
+    }
+
     @Test func etaUnknownBeforeFirstResult() {
         #expect(ProgressReporter.eta(Snapshot(completed: 0, failed: 0, total: 5, bytes: 0), elapsed: 3) == "--")
         #expect(ProgressReporter.rate(bytes: 10, elapsed: 0) == "-- B/s")
