@@ -14,6 +14,19 @@ package enum Formatting {
         return unit == 0 ? "\(count) B" : String(format: "%.1f %@", value, units[unit])
     }
 
+    /// A byte count in binary units (powers of 1024), the units `--max-disk` and `--max-entry` take: `512 B`,
+    /// `1.5 KiB`, `10.0 MiB`, `1.0 GiB`.
+    package static func binaryBytes(_ count: Int64) -> String {
+        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
+        var value = Double(count)
+        var unit = 0
+        while abs(value) >= 1024, unit < units.count - 1 {
+            value /= 1024
+            unit += 1
+        }
+        return unit == 0 ? "\(count) B" : String(format: "%.1f %@", value, units[unit])
+    }
+
     /// Seconds as `42s`, `3m05s` or `2h03m`; negative or non-finite input prints `--`. `rule` makes whole seconds:
     /// ages and lifetimes round down (`ls`, `info`, `-v` and `--json` alike, as `Age` does, RFC 9111 §5.1),
     /// estimates (an ETA) to the nearest.

@@ -78,9 +78,9 @@ package enum StatsCommand: Command {
         return 1
     }
 
-    /// A byte limit for the text table: `1.0 GiB (1073741824 bytes)`.
+    /// A byte limit for the text table in the binary units `--max-disk` / `--max-entry` take: `1.0 GiB (1073741824 bytes)`.
     static func limitText(_ bytes: Int64) -> String {
-        "\(Formatting.bytes(bytes)) (\(bytes) bytes)"
+        "\(Formatting.binaryBytes(bytes)) (\(bytes) bytes)"
     }
 
     /// `stats --redis URL` where no cache exists yet (a new machine of a fleet): the shared tier is probed all the

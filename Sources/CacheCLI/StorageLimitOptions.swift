@@ -4,13 +4,14 @@ import DownloadCache
 /// `--max-disk SIZE` and `--max-entry SIZE`: the cache's byte limits for this run.
 ///
 /// Given on each run (not remembered by the cache directory): a run without them uses the library's defaults
-/// (1 GiB on disk, one eighth of it per entry). SIZE is a whole number of bytes with an optional suffix `K`, `M`
-/// or `G` (powers of 1024, case-insensitive): `500M`, `2G`, `65536`.
+/// (1 GiB on disk, one eighth of it per entry). SIZE is a number of bytes greater than 0 with an optional suffix
+/// `K`, `M` or `G` (powers of 1024 however written: `M`, `MB`, `MiB`; case-insensitive): `500M`, `1.5G`, `65536`.
+/// `stats` shows the limits in the same binary units (`1.5 GiB`).
 enum StorageLimitOptions {
     /// The two options, in help order.
     static let options: [OptionSpec] = [
-        OptionSpec("max-disk", .value("size"), help: "Bytes of bodies kept on disk before the least recently used are evicted (K/M/G suffixes; default 1G)."),
-        OptionSpec("max-entry", .value("size"), help: "Largest body stored; larger ones are delivered, not stored, nothing evicted (default: max-disk/8)."),
+        OptionSpec("max-disk", .value("size"), help: "Bytes of bodies kept on disk before the least recently used are evicted, > 0: 65536, 512K, 10MB, 1.5G (K/M/G = 1024-based, also as KiB/MiB/GiB; default 1G)."),
+        OptionSpec("max-entry", .value("size"), help: "Largest body stored, > 0, same units; larger ones are delivered, not stored, nothing evicted (default: max-disk/8)."),
     ]
 
     /// The limits given on the command line (`nil` = not given).
@@ -32,20 +33,50 @@ enum StorageLimitOptions {
                maxEntry: try parsed.value("max-entry").map { text throws(UsageError) in try size(text, option: "max-entry") })
     }
 
-    /// A byte count with an optional K/M/G suffix (powers of 1024).
-    /// - Throws: ``UsageError`` when it is not digits plus at most one suffix, or exceeds 2^62 bytes.
+    /// A byte count greater than 0: a number (a decimal fraction with a suffix, e.g. `1.5G`) with an optional
+    /// suffix `K`, `M` or `G` — powers of 1024 whether written `M`, `MB` or `MiB` — or `B`, case-insensitive:
+    /// `65536`, `512k`, `10MB`, `10MiB`, `1.5G`. A fraction of a byte is rounded down.
+    /// - Throws: ``UsageError`` saying why: not a number with one of those suffixes, 0 or negative, a fraction
+    ///   of a byte without a suffix, or more than 2^62 bytes.
     static func size(_ text: String, option: String) throws(UsageError) -> Int64 {
+        let example = "expected a byte count such as 65536, 512K, 10MB, 10MiB or 1.5G (K/M/G are powers of 1024)"
+        var rest = Substring(text.lowercased())
         let multipliers: [Character: Int64] = ["k": 1 << 10, "m": 1 << 20, "g": 1 << 30]
-        var digits = Substring(text)
         var multiplier: Int64 = 1
-        if let last = text.last?.lowercased().first, let factor = multipliers[last] {
+        if rest.hasSuffix("ib") {
+            rest = rest.dropLast(2)
+            guard let unit = rest.last, let factor = multipliers[unit] else {
+                throw UsageError("invalid value '\(text)' for '--\(option)': \(example)")
+            }
             multiplier = factor
-            digits = digits.dropLast()
+            rest = rest.dropLast()
+        } else {
+            if rest.hasSuffix("b") { rest = rest.dropLast() }
+            if let unit = rest.last, let factor = multipliers[unit] {
+                multiplier = factor
+                rest = rest.dropLast()
+            }
         }
-        guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }), let value = Int64(digits),
-              value <= (Int64(1) << 62) / multiplier else {
-            throw UsageError("invalid value '\(text)' for '--\(option)': expected a byte count such as 65536, 500M or 2G")
+        if rest.hasPrefix("-") {
+            throw UsageError("invalid value '\(text)' for '--\(option)': a size must be greater than 0")
         }
-        return value * multiplier
+        let parts = rest.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        let whole = parts.first ?? ""
+        let fraction = parts.count > 1 ? parts[1] : ""
+        guard !whole.isEmpty, whole.allSatisfy({ $0.isASCII && $0.isNumber }),
+              parts.count == 1 || (!fraction.isEmpty && fraction.allSatisfy({ $0.isASCII && $0.isNumber })),
+              let count = Int64(whole), count <= (Int64(1) << 62) / multiplier else {
+            throw UsageError("invalid value '\(text)' for '--\(option)': \(example)")
+        }
+        if !fraction.isEmpty, multiplier == 1 {
+            throw UsageError("invalid value '\(text)' for '--\(option)': a byte count without K/M/G is a whole number")
+        }
+        // The fraction times the multiplier (at most 2^30): exact enough in a Double, rounded down to whole bytes.
+        let part = fraction.isEmpty ? 0 : Int64((Double("0." + fraction) ?? 0) * Double(multiplier))
+        let bytes = count * multiplier + part
+        guard bytes > 0 else {
+            throw UsageError("invalid value '\(text)' for '--\(option)': a size must be greater than 0")
+        }
+        return bytes
     }
 }

@@ -94,8 +94,8 @@ import DownloadCache
       --max-time <seconds>    Give up on the origin after this many seconds (> 0, at most 1 day).
       --stall-timeout <seconds>
                               Fail as timed out when fewer than 1 KiB arrive in this many seconds (default: 30; 0: never).
-      --max-disk <size>       Bytes of bodies kept on disk before the least recently used are evicted (K/M/G suffixes; default 1G).
-      --max-entry <size>      Largest body stored; larger ones are delivered, not stored, nothing evicted (default: max-disk/8).
+      --max-disk <size>       Bytes of bodies kept on disk before the least recently used are evicted, > 0: 65536, 512K, 10MB, 1.5G (K/M/G = 1024-based, also as KiB/MiB/GiB; default 1G).
+      --max-entry <size>      Largest body stored, > 0, same units; larger ones are delivered, not stored, nothing evicted (default: max-disk/8).
       --cacert <file>         Trust the CA certificates in this PEM file instead of the system's (default: $CURL_CA_BUNDLE, else $SSL_CERT_FILE).
       --capath <dir>          Trust the CA certificates in this directory (OpenSSL hashed names; default: $SSL_CERT_DIR).
       -k, --insecure          Do not verify the origin's TLS certificate (warns on stderr; nothing is stored).
@@ -112,8 +112,8 @@ import DownloadCache
     OPTIONS:
       --cache-dir <dir>       Cache root (default: $DLCACHE_DIR, else $XDG_CACHE_HOME/dlcache, else ~/.cache/dlcache).
       --namespace <name>      Namespace (one store per name) inside the cache root (default: default).
-      --max-disk <size>       Bytes of bodies kept on disk before the least recently used are evicted (K/M/G suffixes; default 1G).
-      --max-entry <size>      Largest body stored; larger ones are delivered, not stored, nothing evicted (default: max-disk/8).
+      --max-disk <size>       Bytes of bodies kept on disk before the least recently used are evicted, > 0: 65536, 512K, 10MB, 1.5G (K/M/G = 1024-based, also as KiB/MiB/GiB; default 1G).
+      --max-entry <size>      Largest body stored, > 0, same units; larger ones are delivered, not stored, nothing evicted (default: max-disk/8).
       --redis <url>           Also report whether this shared tier (Redis) answers now (default: $DLCACHE_REDIS).
       --json                  Print one JSON value on stdout instead of text.
       -h, --help              Show help information.

@@ -6,18 +6,39 @@ import Testing
 /// `--max-disk SIZE` / `--max-entry SIZE` (K/M/G suffixes, given on each run), `stats` showing the limits in
 /// force, and `get --no-store` leaving nothing in the store's tmp/.
 @Suite struct StorageLimitOptionTests {
-    @Test(arguments: [("65536", Int64(65_536)), ("1K", 1_024), ("500m", 500 << 20), ("2G", 2 << 30), ("0", 0)])
+    static let sizes: [(String, Int64)] = [
+        ("65536", 65_536), ("1K", 1_024), ("500m", 524_288_000), ("2G", 2_147_483_648),
+        ("1.5G", 1_610_612_736), ("10MB", 10_485_760), ("10MiB", 10_485_760), ("512k", 524_288),
+        ("0.5kib", 512), ("12KB", 12_288), ("100b", 100),
+    ]
+
+    @Test(arguments: Self.sizes)
     func sizesParse(_ text: String, _ bytes: Int64) throws {
         #expect(try StorageLimitOptions.size(text, option: "max-disk") == bytes)
     }
 
-    @Test(arguments: ["", "M", "1.5G", "-1", "1T", "1 G", "99999999999G", "12KB"])
+    @Test(arguments: ["", "M", "1.5", "1T", "1 G", "99999999999G", "1.G", ".5G", "1.5.1G", "10iB", "10MBB", "1e3"])
     func badSizesAreUsageErrors(_ text: String) async throws {
         let cli = try CLIHarness()
         defer { cli.cleanUp() }
         let run = await cli.run(["stats", "--max-disk", text])
         #expect(run.code == 64, "\(text)")
         #expect(run.err.contains("--max-disk"), "\(text)")
+    }
+
+    @Test(arguments: ["0", "-1", "-2G", "0K", "0.0001K"])
+    func zeroAndNegativeSizesAreRefusedWithTheReason(_ text: String) async throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let run = await cli.run(["stats", "--max-disk", text])
+        #expect(run.code == 64, "\(text)")
+        #expect(run.err.contains("--max-disk") && run.err.contains("must be greater than 0"), "\(text): \(run.err)")
+    }
+
+    @Test func limitsAreShownInTheBinaryUnitsTheyAreGivenIn() {
+        #expect(StatsCommand.limitText(3 << 29) == "1.5 GiB (1610612736 bytes)")
+        #expect(StatsCommand.limitText(10 << 20) == "10.0 MiB (10485760 bytes)")
+        #expect(StatsCommand.limitText(512) == "512 B (512 bytes)")
     }
 
     @Test func statsPrintsTheLimitsInForce() async throws {
@@ -33,8 +54,8 @@ import Testing
         #expect(object["maxEntryBytes"] as? Int == (1 << 30) / 8)
         let given = await cli.run(["stats", "--max-disk", "2G", "--max-entry", "600M"])
         #expect(given.code == 0)
-        #expect(given.out.contains("max disk 2.1 GB (2147483648 bytes)"), "\(given.out)")
-        #expect(given.out.contains("max entry 629.1 MB (629145600 bytes)"), "\(given.out)")
+        #expect(given.out.contains("max disk 2.0 GiB (2147483648 bytes)"), "\(given.out)")
+        #expect(given.out.contains("max entry 600.0 MiB (629145600 bytes)"), "\(given.out)")
     }
 
     @Test func maxEntryKeepsALargeBodyOutOfTheCache() async throws {
