@@ -394,6 +394,97 @@ int cs_lock(int fd, enum cs_lock_mode mode, int wait) {
     return rc;
 }
 
+// MARK: Key locks
+
+// A conflicting lock at most this long is a key lock (the kernel merges the adjacent bytes one description holds);
+// a longer one (a whole-file lock, say) is no key lock of ours, and covering every key with short ranges would take
+// more locks than a kernel keeps.
+#define CS_KEY_LOCK_SPAN 4096
+
+#ifdef __APPLE__
+static void key_lock_name(uint64_t hash, char name[32]) {
+    snprintf(name, 32, "k%016llx.lock", (unsigned long long)(hash & 0x7fffffffffffffffULL));
+}
+#endif
+
+int cs_key_locks_open(int directory) {
+#ifdef __APPLE__
+    return fcntl(directory, F_DUPFD_CLOEXEC, 0);
+#else
+    return cs_open_file_at(directory, "keys.lock", CS_OPEN_READ_WRITE, CS_OPEN_CREATE, 0600);
+#endif
+}
+
+enum cs_key_lock_result cs_key_lock_try(int handle, uint64_t hash, int *token) {
+    *token = -1;
+#ifdef __APPLE__
+    char name[32];
+    key_lock_name(hash, name);
+    // The holder unlinks the file before unlocking it: a lock taken on a file no longer at the name is retried.
+    for (int attempt = 0; attempt < 8; attempt++) {
+        int fd = cs_open_file_at(handle, name, CS_OPEN_READ_WRITE, CS_OPEN_CREATE, 0600);
+        if (fd < 0) return CS_KEY_LOCK_FAILED;
+        int rc;
+        do {
+            rc = flock(fd, LOCK_EX | LOCK_NB);
+        } while (rc != 0 && errno == EINTR);
+        if (rc != 0) {
+            int err = errno;
+            close(fd);
+            errno = err;
+            return err == EWOULDBLOCK ? CS_KEY_LOCK_BUSY : CS_KEY_LOCK_FAILED;
+        }
+        struct stat opened, current;
+        if (fstat(fd, &opened) == 0 && fstatat(handle, name, &current, AT_SYMLINK_NOFOLLOW) == 0 &&
+            opened.st_dev == current.st_dev && opened.st_ino == current.st_ino) {
+            *token = fd;
+            return CS_KEY_LOCK_HELD;
+        }
+        close(fd);
+    }
+    return CS_KEY_LOCK_BUSY;
+#else
+    struct flock range;
+    memset(&range, 0, sizeof range);
+    range.l_type = F_WRLCK;
+    range.l_whence = SEEK_SET;
+    range.l_start = (off_t)(hash & 0x7fffffffffffffffULL);
+    range.l_len = 1;
+    int rc;
+    do {
+        rc = fcntl(handle, F_OFD_SETLK, &range);
+    } while (rc != 0 && errno == EINTR);
+    if (rc == 0) return CS_KEY_LOCK_HELD;
+    if (errno != EAGAIN && errno != EACCES) return CS_KEY_LOCK_FAILED;
+    struct flock holder = range;
+    holder.l_pid = 0;
+    if (fcntl(handle, F_OFD_GETLK, &holder) != 0 || holder.l_type == F_UNLCK) return CS_KEY_LOCK_BUSY;
+    return holder.l_len > 0 && holder.l_len <= CS_KEY_LOCK_SPAN ? CS_KEY_LOCK_BUSY : CS_KEY_LOCK_FOREIGN;
+#endif
+}
+
+int cs_key_unlock(int handle, uint64_t hash, int token) {
+#ifdef __APPLE__
+    char name[32];
+    key_lock_name(hash, name);
+    unlinkat(handle, name, 0);
+    return close(token);
+#else
+    (void)token;
+    struct flock range;
+    memset(&range, 0, sizeof range);
+    range.l_type = F_UNLCK;
+    range.l_whence = SEEK_SET;
+    range.l_start = (off_t)(hash & 0x7fffffffffffffffULL);
+    range.l_len = 1;
+    int rc;
+    do {
+        rc = fcntl(handle, F_OFD_SETLK, &range);
+    } while (rc != 0 && errno == EINTR);
+    return rc;
+#endif
+}
+
 // MARK: Shared mappings and their SIGBUS guard
 
 void *cs_map_shared(int fd, size_t length, int writable) {

@@ -87,7 +87,8 @@ extension DownloadCache {
         /// A failing shared tier never fails a call (see ``SharedTierConfiguration``).
         public var sharedTier: SharedTierConfiguration?
         /// Seconds a GET that needs the origin waits while another process on this machine fetches the same cache
-        /// key (a `flock` per key in the namespace), before fetching itself; 0 = no cross-process single-flight.
+        /// key (a lock per key hash in the namespace's `locks/`; other keys never wait), before fetching itself;
+        /// 0 = no cross-process single-flight.
         /// A holder that exits or dies releases the lock at once. Default 30.
         public var crossProcessLockTimeout: TimeInterval = 30
         /// Where storage problems are reported (they never fail a download). Default: standard error.

@@ -20,7 +20,7 @@ extension DownloadCache {
         return SharedTier(configuration: shared, scope: "\(mode):\(configuration.namespace)", log: configuration.log)
     }
 
-    /// A GET that needs the origin, coordinated with the other processes of this machine (a `flock` per cache key
+    /// A GET that needs the origin, coordinated with the other processes of this machine (a lock per cache key
     /// in the namespace) and of the fleet (the shared tier's entries and its `SET NX PX` lock), so one origin
     /// request answers them all; each wait is bounded, and any failure of the coordination falls back to
     /// fetching alone.

@@ -1,6 +1,23 @@
+import CacheTestSupport
 import Foundation
 import Testing
 @testable import CacheStore
+
+/// The name of the file under `locks/` that holds `key`'s lock.
+func keyLockFileName(for key: String) -> String {
+    #if canImport(Darwin)
+    let digits = String(KeyLockFile.hash(for: key), radix: 16)
+    return "k" + String(repeating: "0", count: 16 - digits.count) + digits + ".lock"
+    #else
+    return "keys.lock"
+    #endif
+}
+
+/// A key other than `key` whose lock hash has the same low 8 bits (the two would share one of 256 buckets).
+func keySharingLowBits(with key: String, prefix: String) -> String? {
+    let low = KeyLockFile.hash(for: key) & 0xff
+    return (0..<100_000).lazy.map { "\(prefix)\($0)" }.first { $0 != key && KeyLockFile.hash(for: $0) & 0xff == low }
+}
 
 /// The cross-process per-key lock: exclusive per key, released by its holder, never through a symlink.
 @Suite struct KeyLockTests {
@@ -17,7 +34,7 @@ import Testing
             return
         }
         #expect(!waited)
-        // flock locks belong to an open file description: a second one in this process conflicts like another process.
+        // Inside one store a held key is busy; another store (another open file description) conflicts like another process.
         guard case .timedOut = await store.acquireKeyLock("GET http://a/", timeout: 0.05) else {
             Issue.record("a held key was acquired twice")
             return
@@ -35,12 +52,12 @@ import Testing
         #expect(!waitedAgain)
         again.release()
         let left = try FileManager.default.contentsOfDirectory(atPath: store.directoryURL.appendingPathComponent("locks").path)
-        #expect(Set(left).isSubset(of: [KeyLockFile.name(for: "GET http://a/"), KeyLockFile.name(for: "GET http://b/")]))
+        #expect(Set(left).isSubset(of: ["keys.lock"]))
     }
 
-    /// Locking many keys creates at most one file per bucket and deletes none, so filling a cache pays few file
-    /// creations; keys sharing a bucket never block each other inside one store.
-    @Test func lockFilesAreBucketsThatStay() async throws {
+    /// Locking many keys leaves at most the one lock file (Linux) or none (Apple platforms unlink a key's file
+    /// before unlocking it); keys never block each other inside one store.
+    @Test func lockingManyKeysLeavesAtMostOneLockFile() async throws {
         let (store, directory) = try makeStore()
         defer { try? FileManager.default.removeItem(at: directory) }
         var held: [KeyLock] = []
@@ -52,22 +69,19 @@ import Testing
             #expect(!waited)
             held.append(lock)
         }
-        let locks = store.directoryURL.appendingPathComponent("locks").path
-        let files = try FileManager.default.contentsOfDirectory(atPath: locks)
-        #expect(files.count <= Int(KeyLockFile.bucketCount))
         for lock in held { lock.release() }
-        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: locks)) == Set(files))
+        let locks = store.directoryURL.appendingPathComponent("locks").path
+        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: locks)).isSubset(of: ["keys.lock"]))
     }
 
     /// Across stores (as across processes: another open file description) a key held in one store makes the
-    /// other wait, also for another key of the same bucket; released, it is free at once.
-    @Test func aBucketHeldByAnotherStoreMakesItWait() async throws {
+    /// other wait for that key only, also for a key whose hash shares its low bits; released, it is free at once.
+    @Test func aKeyHeldByAnotherStoreMakesOnlyThatKeyWait() async throws {
         let (store, directory) = try makeStore()
         defer { try? FileManager.default.removeItem(at: directory) }
         let other = try CacheStore(configuration: CacheStore.Configuration(directory: directory))
         let first = "GET http://a/0"
-        let sibling = try #require((1..<100_000).lazy.map { "GET http://a/\($0)" }
-            .first { KeyLockFile.name(for: $0) == KeyLockFile.name(for: first) })
+        let sibling = try #require(keySharingLowBits(with: first, prefix: "GET http://a/"))
         guard case .acquired(let lock, _) = await store.acquireKeyLock(first, timeout: 0) else {
             Issue.record("first lock not acquired")
             return
@@ -76,13 +90,15 @@ import Testing
             Issue.record("a key held by another store was acquired")
             return
         }
-        guard case .timedOut = await other.acquireKeyLock(sibling, timeout: 0.05) else {
-            Issue.record("a bucket held by another store was acquired")
+        guard case .acquired(let neighbour, let waitedForNeighbour) = await other.acquireKeyLock(sibling, timeout: 30) else {
+            Issue.record("another key was blocked by a key held in another store")
             return
         }
+        #expect(!waitedForNeighbour)
+        neighbour.release()
         lock.release()
-        guard case .acquired(let again, let waited) = await other.acquireKeyLock(sibling, timeout: 0) else {
-            Issue.record("released bucket not acquired")
+        guard case .acquired(let again, let waited) = await other.acquireKeyLock(first, timeout: 0) else {
+            Issue.record("released key not acquired")
             return
         }
         #expect(!waited)
@@ -110,7 +126,7 @@ import Testing
         try FileManager.default.createDirectory(at: locks, withIntermediateDirectories: true)
         let target = directory.appendingPathComponent("victim")
         try Data("keep".utf8).write(to: target)
-        try FileManager.default.createSymbolicLink(at: locks.appendingPathComponent(KeyLockFile.name(for: "k")),
+        try FileManager.default.createSymbolicLink(at: locks.appendingPathComponent(keyLockFileName(for: "k")),
                                                    withDestinationURL: target)
         guard case .unavailable = await store.acquireKeyLock("k", timeout: 0) else {
             Issue.record("a symlinked lock file was opened")
@@ -118,4 +134,87 @@ import Testing
         }
         #expect(try Data(contentsOf: target) == Data("keep".utf8))
     }
+
+    /// A FIFO or a directory in the lock file's place is refused at once (never opened for a wait).
+    @Test(arguments: ["fifo", "directory"])
+    func aNonRegularLockFileMakesLockingUnavailable(kind: String) async throws {
+        let (store, directory) = try makeStore()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let locks = store.directoryURL.appendingPathComponent("locks")
+        try FileManager.default.createDirectory(at: locks, withIntermediateDirectories: true)
+        let planted = locks.appendingPathComponent(keyLockFileName(for: "k"))
+        if kind == "fifo" {
+            #expect(mkfifo(planted.path, 0o600) == 0)
+        } else {
+            try FileManager.default.createDirectory(at: planted, withIntermediateDirectories: false)
+        }
+        guard case .unavailable = await store.acquireKeyLock("k", timeout: 30) else {
+            Issue.record("a \(kind) in the lock file's place was locked")
+            return
+        }
+    }
+
+    #if os(Linux)
+    /// Another process holding one key's byte of `locks/keys.lock` (a classic fcntl lock: it conflicts with the
+    /// store's open-file-description locks like another store's) makes that key wait and no other; a lock over
+    /// the whole file, which is no key lock, is not waited for.
+    @Test func anotherProcessHoldingOneKeyDelaysOnlyThatKeyAndAWholeFileLockIsNotWaitedFor() async throws {
+        let (store, directory) = try makeStore()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let held = "GET http://a/held"
+        let sibling = try #require(keySharingLowBits(with: held, prefix: "GET http://a/"))
+        let locks = store.directoryURL.appendingPathComponent("locks")
+        try FileManager.default.createDirectory(at: locks, withIntermediateDirectories: true)
+        let file = locks.appendingPathComponent("keys.lock").path
+
+        let child = try await lockingChild(file: file, start: KeyLockFile.hash(for: held), length: 1, in: directory)
+        guard case .timedOut = await store.acquireKeyLock(held, timeout: 0.05) else {
+            Issue.record("a key held by another process was acquired")
+            return
+        }
+        guard case .acquired(let other, let waited) = await store.acquireKeyLock(sibling, timeout: 30) else {
+            Issue.record("another key waited for the key another process holds")
+            return
+        }
+        #expect(!waited)
+        #expect(child.termination == nil, "the other process still held its key")
+        other.release()
+        child.closeStdin()
+        #expect(child.wait(timeout: .seconds(10)) != nil)
+        guard case .acquired(let freed, _) = await store.acquireKeyLock(held, timeout: 10) else {
+            Issue.record("a key released by its process's exit was not acquired")
+            return
+        }
+        freed.release()
+
+        let whole = try await lockingChild(file: file, start: 0, length: 0, in: directory)
+        guard case .unavailable = await store.acquireKeyLock(held, timeout: 30) else {
+            Issue.record("a whole-file lock was waited for or ignored")
+            return
+        }
+        #expect(whole.termination == nil, "the whole-file lock was still held")
+        whole.closeStdin()
+        #expect(whole.wait(timeout: .seconds(10)) != nil)
+    }
+
+    /// A python3 child holding an exclusive fcntl lock on `length` bytes (0 = to the end) at `start` of `file`
+    /// until its standard input closes; returns once it holds it (bounded: 20 s).
+    private func lockingChild(file: String, start: UInt64, length: Int, in directory: URL) async throws -> ChildProcess {
+        let marker = directory.appendingPathComponent("locked-\(UUID().uuidString)")
+        let script = """
+            import fcntl, os, sys
+            fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)
+            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, int(sys.argv[3]), int(sys.argv[2]))
+            open(sys.argv[4], "w").close()
+            sys.stdin.read()
+            """
+        let child = try ChildProcess(["/usr/bin/env", "python3", "-c", script, file, String(start), String(length),
+                                      marker.path], stdout: .discard)
+        for _ in 0..<2_000 where !FileManager.default.fileExists(atPath: marker.path) && child.termination == nil {
+            try await Task.sleep(nanoseconds: 10_000_000)
+        }
+        try #require(FileManager.default.fileExists(atPath: marker.path), "the child took its lock")
+        return child
+    }
+    #endif
 }

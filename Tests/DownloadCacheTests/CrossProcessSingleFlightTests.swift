@@ -1,6 +1,6 @@
 import CacheTestSupport
 import DownloadCache
-import CacheStore
+@testable import CacheStore
 import HTTPCacheSemantics
 import Foundation
 import Testing
@@ -40,6 +40,54 @@ struct CrossProcessSingleFlightTests {
         }
         #expect(results.allSatisfy { $0.status == 0 && $0.body == Data("fresh each time".utf8) })
         #expect(try await origin.hits("/nostore").total == 4)
+    }
+
+    /// A `dlcache get` process fetching one slow URL holds that key's lock; a GET of another URL in this process
+    /// (one whose lock hash shares the low 8 bits, as a 256-bucket lock would have shared its bucket) goes to the
+    /// origin at once and completes while the other process still fetches.
+    @Test func aKeyHeldByAnotherProcessDoesNotDelayAnotherKey() async throws {
+        let binary = try #require(dlcacheChildBinary)
+        let origin = try await OriginServer.start()
+        defer { origin.stop() }
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-xproc-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let cacheDirectory = root.appendingPathComponent("cache")
+        try await origin.configure(path: "/held", headers: [("Cache-Control", "max-age=600")], body: "slow", delay: 20)
+        let heldURL = origin.url("/held")
+        let heldKey = RFC9111.primaryKey(method: "GET", url: heldURL)
+        let low = KeyLockFile.hash(for: heldKey) & 0xff
+        let otherPath = try #require((0..<100_000).lazy.map { "/other-\($0)" }.first {
+            KeyLockFile.hash(for: RFC9111.primaryKey(method: "GET", url: origin.url($0))) & 0xff == low
+        })
+        try await origin.configure(path: otherPath, headers: [("Cache-Control", "max-age=600")], body: "other bytes")
+
+        var configuration = DownloadCache.Configuration(directory: cacheDirectory)
+        configuration.log = { _ in }
+        let cache = try DownloadCache(configuration: configuration)
+        let child = try ChildProcess([binary.path, "get", heldURL.absoluteString, "--cache-dir", cacheDirectory.path,
+                                      "-o", root.appendingPathComponent("held.body").path], stdout: .discard)
+        defer { child.killAndReap() }
+        // Wait (bounded) until the child holds the slow URL's key.
+        var childHolds = false
+        for _ in 0..<1_000 where child.termination == nil {
+            if case .timedOut = await cache.store.acquireKeyLock(heldKey, timeout: 0) {
+                childHolds = true
+                break
+            }
+            try await Task.sleep(nanoseconds: 10_000_000)
+        }
+        try #require(childHolds, "the child took the slow URL's lock")
+
+        let other = try await cache.response(for: CacheRequest(url: origin.url(otherPath)))
+        #expect(other.source == .network)
+        #expect(try other.data() == Data("other bytes".utf8))
+        #expect(child.termination == nil, "the other key's GET completed while the child still held its key")
+        guard case .timedOut = await cache.store.acquireKeyLock(heldKey, timeout: 0) else {
+            Issue.record("the child no longer held the slow URL's lock")
+            await cache.close()
+            return
+        }
+        await cache.close()
     }
 
     @Test(.enabled(if: RedisServer.isAvailable, "redis-server is not installed"))

@@ -156,6 +156,32 @@ enum cs_lock_mode { CS_LOCK_UNLOCK = 0, CS_LOCK_SHARED = 1, CS_LOCK_EXCLUSIVE = 
 /// `wait` == 0 fails at once with CS_ERROR_WOULD_BLOCK when another holder conflicts.
 int cs_lock(int fd, enum cs_lock_mode mode, int wait);
 
+// MARK: Key locks (one exclusive lock per 63-bit key hash, held per open file description, released on close or exit)
+//
+// Linux: open-file-description byte-range locks (F_OFD_SETLK) on one file, at byte offset = the hash, length 1, so
+// two keys contend only when their hashes collide. Apple platforms have no OFD locks (classic fcntl locks belong to
+// the process and vanish when any descriptor of the file closes): there each key is a file `k<16 hex>.lock` in the
+// directory, locked with flock and unlinked by its holder before the unlock, so at most the held keys have files.
+
+/// The outcome of `cs_key_lock_try`.
+enum cs_key_lock_result {
+    CS_KEY_LOCK_HELD = 0,      // this handle now holds the key's lock
+    CS_KEY_LOCK_BUSY = 1,      // another holder has this key (or a key whose hash collides with it)
+    CS_KEY_LOCK_FOREIGN = 2,   // a lock that is no key lock covers the key (a range wider than a few bytes)
+    CS_KEY_LOCK_FAILED = -1    // see cs_errno()
+};
+/// The key-lock handle of the directory open as `directory`: on Linux the regular
+/// file `keys.lock` in it (created 0600 when missing, never through a symbolic link; anything but a regular file is refused with
+/// CS_ERROR_NOT_REGULAR), on Apple platforms a descriptor of the directory. Close it with `cs_close` once no key
+/// it holds is held any more (closing releases them).
+int cs_key_locks_open(int directory);
+/// One attempt, never waiting, to lock the key whose 64-bit hash is `hash` (its top bit is ignored) through
+/// `handle`. On CS_KEY_LOCK_HELD `*token` is what `cs_key_unlock` needs (-1 on Linux; the key file on Apple).
+/// A handle that already holds `hash` is not refused again (the caller keeps one hold per hash).
+enum cs_key_lock_result cs_key_lock_try(int handle, uint64_t hash, int *token);
+/// Unlocks the key `hash` held through `handle` with `token` (from `cs_key_lock_try`).
+int cs_key_unlock(int handle, uint64_t hash, int token);
+
 // MARK: Shared mappings
 
 /// Maps `length` bytes of `fd` shared (`writable` != 0: read and write); NULL on failure.
