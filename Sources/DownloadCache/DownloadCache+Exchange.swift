@@ -98,7 +98,7 @@ extension DownloadCache {
                 sink.discard()
                 return await exchange(sent, original: original, stored: stored, options: options,
                                       reason: "\(reason); the answer to resuming at byte \(resumed.held) was not combined (\(why)): fetched whole")
-            case .appending(let headers):
+            case .appending(let headers, _):
                 switch combinedResponse(received, partialHeaders: headers, resumed: resumed, sink: sink,
                                         requestTime: requestTime, responseTime: responseTime, options: options) {
                 case .success(let whole):

@@ -125,8 +125,9 @@ struct ResumedPartial: Sendable {
 enum PartialOutcome: Sendable {
     /// No partial is involved (or the head has not arrived).
     case none
-    /// A 206 continues the held bytes (`RFC9110.partialCombination` said append).
-    case appending(headers: HTTPHeaders)
+    /// A 206 continues the held bytes (`RFC9110.partialCombination` said append); its bytes are written from
+    /// byte `from` of the body file (the held count, or earlier when the 206 starts inside the held bytes).
+    case appending(headers: HTTPHeaders, from: Int64)
     /// The answer cannot be combined with the held bytes: they and the answer are thrown away.
     case rejected(reason: String)
 }
@@ -180,8 +181,12 @@ final class PartialTransfer: Sendable {
                                                   response: response) {
                 case .append(let contentRange, let skip) where head.decodedContentEncoding == nil:
                     // A 206 starting before the held count rewrites the overlap: the same representation's bytes.
-                    if skip > 0, let first = contentRange.range?.first { _ = cs_seek(writer.fileDescriptor, first) }
-                    state.withLock { $0.outcome = .appending(headers: head.headers) }
+                    var from = resumed.held
+                    if skip > 0, let first = contentRange.range?.first {
+                        _ = cs_seek(writer.fileDescriptor, first)
+                        from = first
+                    }
+                    state.withLock { $0.outcome = .appending(headers: head.headers, from: from) }
                 case .append:
                     state.withLock { $0.outcome = .rejected(reason: "206 with a content coding removed by the transport") }
                 case .replace(let reason), .reject(let reason):

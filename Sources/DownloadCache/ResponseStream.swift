@@ -45,7 +45,7 @@ extension DownloadCache {
         var prefix: Int64 = 0
         switch transfer.outcome {
         case .rejected: return
-        case .appending: prefix = resumed?.held ?? 0
+        case .appending(_, let from): prefix = from
         case .none: break
         }
         tap.begin(sink, prefix: prefix, headers: head.headers)
@@ -207,6 +207,13 @@ final class BodyTap: Sendable {
             }
             enum Step { case read(Int32, Int), finished(Result<CachedResponse, DownloadError>), wait }
             let step = state.withLock { state -> Step in
+                // The followed 2xx did not become the answer (its transfer failed and a stored copy was served
+                // instead): its bytes in the file are not that copy's, so they are never read on from.
+                if state.generation > 0, case .success(let response)? = state.result, response.source != .network {
+                    return .finished(offset == 0 ? .success(response) : .failure(DownloadError(.truncated,
+                        "the response being streamed ended after \(offset) bytes and a stored copy was answered "
+                        + "instead; its bytes are not appended to another response's")))
+                }
                 if state.reader >= 0, state.available > offset {
                     return .read(state.reader, Int(min(Int64(ResponseStream.chunkBytes), state.available - offset)))
                 }
@@ -228,7 +235,7 @@ final class BodyTap: Sendable {
             case .finished(let result):
                 let response = try result.get()
                 state.withLock { state in
-                    if state.headers == nil { state.headers = response.headers }
+                    if state.headers == nil || offset == 0 { state.headers = response.headers }
                 }
                 let data = try Self.read(response, from: offset)
                 record(data?.count ?? 0)

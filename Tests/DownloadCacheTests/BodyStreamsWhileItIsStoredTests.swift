@@ -28,9 +28,10 @@ import Testing
 
     @Test func theFirstChunkArrivesWhileTheOriginIsStillSending() async throws {
         try await withHarness { h in
-            // 3 MB at 1 MB/s: the body takes about three seconds to cross.
+            // 3 MB at 300 KB/s: the body takes about ten seconds to cross, so even a loaded machine (load 20 once
+            // starved the consumer for the three seconds of 1 MB/s) hands over a chunk before the end.
             try await h.origin.configure(path: "/slow", headers: [("Cache-Control", "max-age=600")], size: Self.size,
-                                         rate: 1_000_000)
+                                         rate: 300_000)
             let received = Mutex<Int64>(0)
             var options = RequestOptions()
             options.progress = { progress in received.withLock { $0 = max($0, progress.bytesReceived) } }
