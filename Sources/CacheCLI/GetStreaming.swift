@@ -60,6 +60,8 @@ enum GetStreaming {
             }
         } catch {
             if drawing.withLock({ $0 }) { reporter?.finish() }
+            // The call keeps its partial entry as it ends: the store must not be closed under it.
+            _ = try? await stream.response()
             let partial = output != nil && written > 0 ? " (\(written) bytes written to the output)" : ""
             throw CommandFailure(ResponseDescription.failureMessage(error, url: request.url)
                 + GetCommand.staleCopyHint(error, request: request, options: options, cache: cache) + partial,
@@ -67,6 +69,7 @@ enum GetStreaming {
         }
         if let writeFailure {
             if drawing.withLock({ $0 }) { reporter?.finish() }
+            _ = try? await stream.response()   // the cancelled call ends (keeping its partial) before the store closes
             throw writeFailure
         }
         if !decoderChosen {
