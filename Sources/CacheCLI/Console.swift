@@ -21,11 +21,16 @@ package struct Console: Sendable {
     package var stderrIsTerminal: Bool
     /// Reads all of standard input (used by `prefetch -`).
     package var readStdin: @Sendable () -> Data
+    /// Writes a response body to standard output: 0, or the `errno` of a failed write (`ENOSPC`, `EPIPE` when
+    /// the reader went away), so `get` can stop and exit 23 as curl does.
+    package var writeBody: @Sendable (Data) -> Int32
 
     /// Creates a console from its sinks and terminal flags.
     package init(writeOut: @escaping @Sendable (Data) -> Void, writeErr: @escaping @Sendable (Data) -> Void,
                 stdoutIsTerminal: Bool = false, stderrIsTerminal: Bool = false,
-                readStdin: @escaping @Sendable () -> Data = { Data() }) {
+                readStdin: @escaping @Sendable () -> Data = { Data() },
+                writeBody: (@Sendable (Data) -> Int32)? = nil) {
+        self.writeBody = writeBody ?? { data in writeOut(data); return 0 }
         self.writeOut = writeOut
         self.writeErr = writeErr
         self.stdoutIsTerminal = stdoutIsTerminal
@@ -40,7 +45,8 @@ package struct Console: Sendable {
             writeErr: { Console.writeAll($0, to: 2) },
             stdoutIsTerminal: isatty(1) == 1,
             stderrIsTerminal: isatty(2) == 1,
-            readStdin: { FileHandle.standardInput.readDataToEndOfFile() }
+            readStdin: { FileHandle.standardInput.readDataToEndOfFile() },
+            writeBody: { Console.writeAllReporting($0, to: 1) }
         )
     }
 
@@ -56,8 +62,14 @@ package struct Console: Sendable {
 
     /// Writes every byte of `data` to file descriptor `fd`, retrying short writes; stops quietly on EPIPE.
     static func writeAll(_ data: Data, to fd: Int32) {
-        data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) in
-            guard let base = raw.baseAddress else { return }
+        _ = writeAllReporting(data, to: fd)
+    }
+
+    /// Writes every byte of `data` to `fd`, retrying short and interrupted writes. - Returns: 0, or the `errno`
+    /// of the write that failed (the rest is not written).
+    static func writeAllReporting(_ data: Data, to fd: Int32) -> Int32 {
+        data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> Int32 in
+            guard let base = raw.baseAddress else { return 0 }
             var offset = 0
             while offset < raw.count {
                 let n = write(fd, base + offset, raw.count - offset)
@@ -66,9 +78,10 @@ package struct Console: Sendable {
                 } else if n < 0 && errno == EINTR {
                     continue
                 } else {
-                    return
+                    return n < 0 ? errno : EIO
                 }
             }
+            return 0
         }
     }
 }

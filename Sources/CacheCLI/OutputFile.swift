@@ -54,7 +54,10 @@ final class BodySink: Sendable {
     func write(_ data: Data) throws(CommandFailure) {
         switch target {
         case .console(let console):
-            console.writeOut(data)
+            let failure = console.writeBody(data)
+            if failure != 0 {
+                throw CommandFailure("cannot write to standard output: \(Self.message(failure))", kind: .write)
+            }
         case .file(let url):
             let fd = try descriptor(url)
             let failed = data.withUnsafeBytes { raw -> Bool in
