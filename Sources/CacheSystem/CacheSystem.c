@@ -415,6 +415,23 @@ int cs_key_locks_open(int directory) {
 #endif
 }
 
+#ifndef __APPLE__
+// Sets (F_WRLCK) or clears (F_UNLCK) the one-byte open-file-description lock of `hash` (top bit cleared, so the
+// offset is a valid off_t) without waiting, retrying EINTR; `range` holds the request afterwards. 0 or -1 (errno).
+static int key_range_set(int handle, uint64_t hash, short type, struct flock *range) {
+    memset(range, 0, sizeof *range);
+    range->l_type = type;
+    range->l_whence = SEEK_SET;
+    range->l_start = (off_t)(hash & 0x7fffffffffffffffULL);
+    range->l_len = 1;
+    int rc;
+    do {
+        rc = fcntl(handle, F_OFD_SETLK, range);
+    } while (rc != 0 && errno == EINTR);
+    return rc;
+}
+#endif
+
 enum cs_key_lock_result cs_key_lock_try(int handle, uint64_t hash, int *token) {
     *token = -1;
 #ifdef __APPLE__
@@ -445,15 +462,7 @@ enum cs_key_lock_result cs_key_lock_try(int handle, uint64_t hash, int *token) {
     return CS_KEY_LOCK_BUSY;
 #else
     struct flock range;
-    memset(&range, 0, sizeof range);
-    range.l_type = F_WRLCK;
-    range.l_whence = SEEK_SET;
-    range.l_start = (off_t)(hash & 0x7fffffffffffffffULL);
-    range.l_len = 1;
-    int rc;
-    do {
-        rc = fcntl(handle, F_OFD_SETLK, &range);
-    } while (rc != 0 && errno == EINTR);
+    int rc = key_range_set(handle, hash, F_WRLCK, &range);
     if (rc == 0) return CS_KEY_LOCK_HELD;
     if (errno != EAGAIN && errno != EACCES) return CS_KEY_LOCK_FAILED;
     struct flock holder = range;
@@ -472,16 +481,7 @@ int cs_key_unlock(int handle, uint64_t hash, int token) {
 #else
     (void)token;
     struct flock range;
-    memset(&range, 0, sizeof range);
-    range.l_type = F_UNLCK;
-    range.l_whence = SEEK_SET;
-    range.l_start = (off_t)(hash & 0x7fffffffffffffffULL);
-    range.l_len = 1;
-    int rc;
-    do {
-        rc = fcntl(handle, F_OFD_SETLK, &range);
-    } while (rc != 0 && errno == EINTR);
-    return rc;
+    return key_range_set(handle, hash, F_UNLCK, &range);
 #endif
 }
 

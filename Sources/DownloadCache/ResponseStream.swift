@@ -64,7 +64,9 @@ extension DownloadCache {
 /// replacement or purge meanwhile does not cut the stream); it is closed when the stream and its iterators
 /// are released. Cancelling the consuming task cancels the download (the iterator throws `.cancelled`).
 public struct ResponseStream: AsyncSequence, Sendable {
+    /// A chunk of body bytes (1…``chunkBytes``).
     public typealias Element = Data
+    /// What iterating throws: the call's error, `.cancelled`, or `.storage` when the body file cannot be read.
     public typealias Failure = DownloadError
 
     /// The largest chunk a `next()` returns, in bytes (256 KiB).
@@ -90,11 +92,14 @@ public struct ResponseStream: AsyncSequence, Sendable {
     var peakBufferedBytes: Int { tap.peakBufferedBytes }
 
 
+    /// A new iterator from byte 0 of the body.
     public func makeAsyncIterator() -> Iterator { Iterator(tap: tap) }
 
     /// Reads the next chunk when asked; ``next()`` waits for bytes to be written or the call to end.
     public struct Iterator: AsyncIteratorProtocol {
+        /// A chunk of body bytes (1…``ResponseStream/chunkBytes``).
         public typealias Element = Data
+        /// The error ``next()`` throws.
         public typealias Failure = DownloadError
         let tap: BodyTap
         var offset: Int64 = 0
