@@ -92,6 +92,24 @@ import Testing
         }
     }
 
+    @Test func aResumedTransferWhose206StartsInsideTheKeptBytesStreamsTheWholeBody() async throws {
+        try await withHarness { h in
+            try await h.origin.configure(path: "/o", headers: [("Cache-Control", "max-age=600")], size: Self.size,
+                                         etag: "\"v1\"", truncate: true)
+            await #expect(throws: DownloadError.self) { try await h.get("/o") }
+            // The 206 starts 100,000 bytes before the asked byte (RFC 9110 §14.4 lets it): the overlap is rewritten.
+            try await h.origin.configure(path: "/o", headers: [("Cache-Control", "max-age=600")], size: Self.size,
+                                         etag: "\"v1\"", rangeMode: .early, rangeEarly: 100_000)
+            let stream = h.cache.stream(CacheRequest(url: h.origin.url("/o")))
+            let (bytes, error) = await Self.drain(stream)
+            #expect(error == nil, "\(String(describing: error))")
+            #expect(bytes == Self.generated(Self.size))
+            #expect(try await stream.response().bodySize == Int64(Self.size))
+            #expect(h.storedVariants("/o").count == 1)
+            #expect(try await h.hits("/o").partial == 1)
+        }
+    }
+
     @Test func aSlowConsumerLagsBehindTheFileHoldingOneChunkAtMost() async throws {
         try await withHarness { h in
             try await h.origin.configure(path: "/big", headers: [("Cache-Control", "max-age=600")], size: Self.size)
