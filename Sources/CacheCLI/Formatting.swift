@@ -4,24 +4,21 @@ import Foundation
 package enum Formatting {
     /// `1234` → `1.2 KB`, using powers of 1,000 (bytes); below 1,000 prints `N B`.
     package static func bytes(_ count: Int64) -> String {
-        let units = ["B", "KB", "MB", "GB", "TB"]
-        var value = Double(count)
-        var unit = 0
-        while abs(value) >= 1000, unit < units.count - 1 {
-            value /= 1000
-            unit += 1
-        }
-        return unit == 0 ? "\(count) B" : String(format: "%.1f %@", value, units[unit])
+        scaled(count, base: 1000, units: ["B", "KB", "MB", "GB", "TB"])
     }
 
     /// A byte count in binary units (powers of 1024), the units `--max-disk` and `--max-entry` take: `512 B`,
     /// `1.5 KiB`, `10.0 MiB`, `1.0 GiB`.
     package static func binaryBytes(_ count: Int64) -> String {
-        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
+        scaled(count, base: 1024, units: ["B", "KiB", "MiB", "GiB", "TiB"])
+    }
+
+    /// `count` divided by `base` until below it (at most to the last unit), with one decimal; `N B` unscaled.
+    private static func scaled(_ count: Int64, base: Double, units: [String]) -> String {
         var value = Double(count)
         var unit = 0
-        while abs(value) >= 1024, unit < units.count - 1 {
-            value /= 1024
+        while abs(value) >= base, unit < units.count - 1 {
+            value /= base
             unit += 1
         }
         return unit == 0 ? "\(count) B" : String(format: "%.1f %@", value, units[unit])
