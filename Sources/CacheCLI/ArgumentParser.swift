@@ -19,6 +19,9 @@ package struct CommandFailure: Error, Sendable, Equatable, CustomStringConvertib
     package var kind: FailureKind
     /// The URL the failure is about, or nil when it is about no URL (a file, the store).
     package var url: URL?
+    /// Whether the `Error:` line is left off stderr (`get -s` without `-S`); the exit code and a `--json`
+    /// error object are unchanged.
+    package var quiet = false
     /// Creates a failure with its one-line message, its kind (default: ``FailureKind/failed``, exit 1) and URL.
     package init(_ message: String, kind: FailureKind = .failed, url: URL? = nil) {
         self.message = message

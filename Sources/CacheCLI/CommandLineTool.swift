@@ -133,7 +133,7 @@ public enum CommandLineTool {
             failure = CommandFailure(error.message, kind: .usage)
         } catch let error as CommandFailure {
             failure = CommandFailure(ErrorText.oneLine(error.message), kind: error.kind, url: error.url)
-            console.err("Error: \(failure.message)")
+            if !error.quiet { console.err("Error: \(failure.message)") }
         } catch {
             failure = CommandFailure(ErrorText.describe(error))
             console.err("Error: \(failure.message)")

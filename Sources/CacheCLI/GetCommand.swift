@@ -35,6 +35,9 @@ package enum GetCommand: Command {
     package static var options: [OptionSpec] {
         CommonOptions.location + [SharedTierOption.spec] + [
             OptionSpec("output", short: "o", .value("file"), help: "Write the body to this file ('-' for stdout, the default)."),
+            RemoteName.spec,
+            OptionSpec("continue-at", short: "C", .value("-"),
+                       help: "Accepted as '-C -' for curl's command lines: every get resumes an interrupted download by itself (Range + If-Range from the kept partial)."),
             OptionSpec("policy", .value("name"), help: "Cache policy (default: use-protocol, RFC 9111)."),
             OptionSpec("expires-in", .value("seconds"), help: "Keep the response fresh this long (at most 100 years), replacing the server's lifetime (below)."),
             OptionSpec("sliding", help: "Each hit renews the --expires-in lifetime (sliding expiry)."),
@@ -60,6 +63,7 @@ package enum GetCommand: Command {
             OptionSpec("dump-header", short: "D", .value("file"), help: "Write the response's header block to this file ('-' for stdout)."),
         ] + FetchLimits.options + StorageLimitOptions.options + TLSOptions.options + [
             OptionSpec("fail", short: "f", help: "Exit 22 on HTTP status >= 400 and print no body (like curl)."),
+        ] + MessageOptions.options + [
             OptionSpec("verbose", short: "v", help: "Print a summary line, the decision's reason and any storage warnings on stderr."),
             CommonOptions.json,
         ]
@@ -130,20 +134,52 @@ package enum GetCommand: Command {
     /// Fetches the URL and prints the body, the `-v` line or the JSON object.
     /// - Throws: ``UsageError`` for bad options, ``CommandFailure`` when nothing usable could be fetched.
     package static func run(_ parsed: ParsedArguments, context: CommandContext) async throws -> Int32 {
-        let request = try request(parsed)
-        var options = try requestOptions(parsed)
-        let trust = try TLSOptions.trust(parsed, context: context)
-        // An unverified response is never stored: a later verified run must not be answered with it.
-        if !trust.verifiesPeer { options.writeToCache = false }
+        let messages = MessageOptions(parsed)
+        do {
+            return try await fetch(parsed, context: messages.applied(to: context), messages: messages)
+        } catch var failure as CommandFailure {
+            failure.quiet = !messages.errors
+            throw failure
+        } catch let error as UsageError {
+            throw error
+        } catch {
+            var failure = CommandFailure(ErrorText.describe(error))
+            failure.quiet = !messages.errors
+            throw failure
+        }
+    }
+
+    /// The output file `-o FILE` or `-O` names (nil: stdout), and whether it is `-O`'s (opened refusing links).
+    /// - Throws: ``UsageError`` for `-o ''`, both options, or a URL `-O` cannot name a file after.
+    static func output(_ parsed: ParsedArguments, url: URL, context: CommandContext) throws(UsageError) -> (URL?, remote: Bool) {
         let outputOption = parsed.value("output")
         if outputOption == "" {
             throw UsageError("invalid value '' for '--output': expected a file name, or '-' for stdout")
         }
+        if parsed.flag("remote-name") {
+            guard outputOption == nil else { throw UsageError("'-o/--output' and '-O/--remote-name' both name the output; give one") }
+            return (context.environment.currentDirectory.appendingPathComponent(try RemoteName.fileName(for: url)), true)
+        }
+        return (outputOption.flatMap { $0 == "-" ? nil : context.environment.fileURL(for: $0) }, false)
+    }
+
+    /// Fetches the URL and prints the body, the `-v` line or the JSON object, with stderr as `messages` allow.
+    static func fetch(_ parsed: ParsedArguments, context: CommandContext,
+                      messages: MessageOptions) async throws -> Int32 {
+        let request = try request(parsed)
+        if let resume = parsed.value("continue-at"), resume != "-" {
+            throw UsageError("invalid value '\(resume)' for '-C/--continue-at': only '-C -' is accepted; every get resumes "
+                             + "an interrupted download from the bytes the cache kept")
+        }
+        var options = try requestOptions(parsed)
+        let trust = try TLSOptions.trust(parsed, context: context)
+        // An unverified response is never stored: a later verified run must not be answered with it.
+        if !trust.verifiesPeer { options.writeToCache = false }
+        let (output, remoteName) = try output(parsed, url: request.url, context: context)
         if parsed.value("dump-header") == "" {
             throw UsageError("invalid value '' for '--dump-header': expected a file name, or '-' for stdout")
         }
-        let bodyToStdout = outputOption == "-"
-        let output = outputOption.flatMap { $0 == "-" ? nil : context.environment.fileURL(for: $0) }
+        let bodyToStdout = parsed.value("output") == "-"
         let noStale = parsed.flag("no-stale-when-disconnected")
         let targets = try TargetedFieldOption.targets(parsed)
         let cache = try CacheOpener.open(parsed, context: context, create: true, sharedTier: true) { configuration in
@@ -157,8 +193,9 @@ package enum GetCommand: Command {
         // header fields before the body (--json, -i, -I, -D, --fail) wait for the whole response.
         let streams = !parsed.flag("json") && !include && parsed.value("dump-header") == nil && !parsed.flag("fail")
         if streams {
-            return try await GetStreaming.run(request, options: options, output: output, cache: cache,
-                                              verbose: parsed.flag("verbose"), decoding: parsed.flag("compressed"),
+            return try await GetStreaming.run(request, options: options, output: output, refusingLinks: remoteName,
+                                              cache: cache, verbose: parsed.flag("verbose"),
+                                              decoding: parsed.flag("compressed"), progress: messages.progress,
                                               context: context)
         }
         let response: CachedResponse
@@ -205,7 +242,7 @@ package enum GetCommand: Command {
         }
         if !failed {
             if let output {
-                let sink = try BodySink(file: output)
+                let sink = try BodySink(file: output, refusingLinks: remoteName)
                 defer { sink.close() }
                 if include { try sink.write(Data(HeaderBlock.text(response, forTerminal: false).utf8)) }
                 if !headOnly { try write(response, to: sink, decoding: parsed.flag("compressed")) }

@@ -17,11 +17,12 @@ enum GetStreaming {
     /// Streams the body of `request` to `output` (nil: stdout); returns the exit code 0.
     /// - Throws: ``CommandFailure`` when the call fails (after the bytes received were written) or the output
     ///   cannot be written.
-    static func run(_ request: CacheRequest, options: RequestOptions, output: URL?, cache: DownloadCache,
-                    verbose: Bool, decoding: Bool, context: CommandContext) async throws -> Int32 {
+    static func run(_ request: CacheRequest, options: RequestOptions, output: URL?, refusingLinks: Bool = false,
+                    cache: DownloadCache, verbose: Bool, decoding: Bool, progress: Bool = true,
+                    context: CommandContext) async throws -> Int32 {
         var options = options
         let console = context.console
-        let reporter: ProgressReporter? = console.stderrIsTerminal
+        let reporter: ProgressReporter? = progress && console.stderrIsTerminal
             ? ProgressReporter(console: console, start: context.environment.now(), now: context.environment.now) : nil
         let drawing = Mutex(false)
         if let reporter {
@@ -36,7 +37,7 @@ enum GetStreaming {
             }
         }
         let stream = cache.stream(request, options: options)
-        let sink = try output.map { url throws(CommandFailure) in try BodySink(file: url) } ?? BodySink(console: console)
+        let sink = try output.map { url throws(CommandFailure) in try BodySink(file: url, refusingLinks: refusingLinks) } ?? BodySink(console: console)
         defer { sink.close() }
         var iterator = stream.makeAsyncIterator()
         var written: Int64 = 0

@@ -11,17 +11,23 @@ import Synchronization
 final class BodySink: Sendable {
     private enum Target { case console(Console), file(URL) }
     private let target: Target
+    /// Whether the file is opened as `-O` opens it: a regular file only, never through a symbolic link.
+    private let refusesLinks: Bool
     /// The open descriptor once the first bytes arrived (-1 before).
     private let fd = Mutex<Int32>(-1)
 
     /// A sink writing to the console's stdout.
     init(console: Console) {
         target = .console(console)
+        refusesLinks = false
     }
 
     /// A sink that creates or truncates the file at `url` when the body's first bytes are ready.
+    /// With `refusingLinks` (`-O`, whose name comes from the URL) the open refuses a symbolic link and anything
+    /// but a regular file (a FIFO, a device), so a name chosen by the origin's URL never writes elsewhere.
     /// - Throws: ``CommandFailure`` when the file's directory does not exist (checked now, before the body).
-    init(file url: URL) throws(CommandFailure) {
+    init(file url: URL, refusingLinks: Bool = false) throws(CommandFailure) {
+        refusesLinks = refusingLinks
         let parent = url.deletingLastPathComponent().path
         var info = cs_file_info()
         guard cs_stat_path(parent, 1, &info) == 0 else {
@@ -40,9 +46,15 @@ final class BodySink: Sendable {
     private func descriptor(_ url: URL) throws(CommandFailure) -> Int32 {
         try fd.withLock { (fd: inout Int32) throws(CommandFailure) -> Int32 in
             if fd >= 0 { return fd }
-            let opened = cs_open_output(url.path, 0o644)
+            let opened = refusesLinks ? cs_open_file(url.path, CS_OPEN_WRITE, CS_OPEN_TRUNCATE, 0o644)
+                                      : cs_open_output(url.path, 0o644)
             guard opened >= 0 else {
-                throw CommandFailure("cannot write '\(url.path)': \(Self.message(cs_errno()))", kind: .write)
+                let err = cs_errno()
+                if refusesLinks, cs_classify_error(err) == CS_ERROR_SYMLINK {
+                    throw CommandFailure("cannot write '\(url.path)': it is a symbolic link, which -O never writes through",
+                                         kind: .write)
+                }
+                throw CommandFailure("cannot write '\(url.path)': \(Self.message(err))", kind: .write)
             }
             fd = opened
             return opened

@@ -258,7 +258,7 @@ int cs_open_file_at(int directory, const char *name, enum cs_open_access access,
     default: flags |= O_RDONLY; break;
     }
     switch (creation) {
-    case CS_OPEN_CREATE: flags |= O_CREAT; break;
+    case CS_OPEN_CREATE: case CS_OPEN_TRUNCATE: flags |= O_CREAT; break;  // truncated below, once known regular
     case CS_OPEN_CREATE_NEW: flags |= O_CREAT | O_EXCL; break;
     default: break;
     }
