@@ -36,7 +36,7 @@ package enum GetCommand: Command {
         CommonOptions.location + [SharedTierOption.spec] + [
             OptionSpec("output", short: "o", .value("file"), help: "Write the body to this file ('-' for stdout, the default)."),
             RemoteName.spec,
-            OptionSpec("continue-at", short: "C", .value("-"),
+            OptionSpec("continue-at", short: "C", .value("offset"),
                        help: "Accepted as '-C -' for curl's command lines: every get resumes an interrupted download by itself (Range + If-Range from the kept partial)."),
             OptionSpec("policy", .value("name"), help: "Cache policy (default: use-protocol, RFC 9111)."),
             OptionSpec("expires-in", .value("seconds"), help: "Keep the response fresh this long (at most 100 years), replacing the server's lifetime (below)."),

@@ -66,6 +66,9 @@ import DownloadCache
       --namespace <name>      Namespace (one store per name) inside the cache root (default: default).
       --redis <url>           Shared tier on Redis: redis://[user:password@]host:port/db or unix:///path.sock (default: $DLCACHE_REDIS); a failing Redis never fails a download.
       -o, --output <file>     Write the body to this file ('-' for stdout, the default).
+      -O, --remote-name       Write the body to a file in the current directory named after the URL's last path segment (as curl; never '.', '..', empty, or through a symbolic link).
+      -C, --continue-at <offset>
+                              Accepted as '-C -' for curl's command lines: every get resumes an interrupted download by itself (Range + If-Range from the kept partial).
       --policy <name>         Cache policy (default: use-protocol, RFC 9111).
       --expires-in <seconds>  Keep the response fresh this long (at most 100 years), replacing the server's lifetime (below).
       --sliding               Each hit renews the --expires-in lifetime (sliding expiry).
@@ -100,6 +103,9 @@ import DownloadCache
       --capath <dir>          Trust the CA certificates in this directory (OpenSSL hashed names; default: $SSL_CERT_DIR).
       -k, --insecure          Do not verify the origin's TLS certificate (warns on stderr; nothing is stored).
       -f, --fail              Exit 22 on HTTP status >= 400 and print no body (like curl).
+      -s, --silent            Silent: no progress bar, warnings or error messages (the exit code still tells); -v lines still show.
+      -S, --show-error        With -s, still print the error message of a failure.
+      --no-progress-meter     No progress bar; messages and errors as usual.
       -v, --verbose           Print a summary line, the decision's reason and any storage warnings on stderr.
       --json                  Print one JSON value on stdout instead of text.
       -h, --help              Show help information.
