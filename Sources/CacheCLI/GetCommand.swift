@@ -63,7 +63,7 @@ package enum GetCommand: Command {
             OptionSpec("dump-header", short: "D", .value("file"), help: "Write the response's header block to this file ('-' for stdout)."),
         ] + FetchLimits.options + StorageLimitOptions.options + TLSOptions.options + [
             OptionSpec("fail", short: "f", help: "Exit 22 on HTTP status >= 400 and print no body (like curl)."),
-        ] + MessageOptions.options + [
+        ] + RetryRule.options + [WriteOut.spec] + MessageOptions.options + [
             OptionSpec("verbose", short: "v", help: "Print a summary line, the decision's reason and any storage warnings on stderr."),
             CommonOptions.json,
         ]
@@ -135,18 +135,39 @@ package enum GetCommand: Command {
     /// - Throws: ``UsageError`` for bad options, ``CommandFailure`` when nothing usable could be fetched.
     package static func run(_ parsed: ParsedArguments, context: CommandContext) async throws -> Int32 {
         let messages = MessageOptions(parsed)
+        let quiet = messages.applied(to: context)
+        let start = context.environment.now()
+        let record = WriteOutRecord(url: parsed.positionals[0])
+        let failure: CommandFailure
         do {
-            return try await fetch(parsed, context: messages.applied(to: context), messages: messages)
-        } catch var failure as CommandFailure {
-            failure.quiet = !messages.errors
-            throw failure
+            let code = try await fetch(parsed, context: quiet, messages: messages, record: record)
+            writeOut(parsed, record, start: start, exitCode: code, context: quiet)
+            return code
+        } catch let error as CommandFailure {
+            failure = error
         } catch let error as UsageError {
             throw error
         } catch {
-            var failure = CommandFailure(ErrorText.describe(error))
-            failure.quiet = !messages.errors
-            throw failure
+            failure = CommandFailure(ErrorText.describe(error))
         }
+        writeOut(parsed, record, start: start, exitCode: failure.kind.exitCode, error: failure.message, context: quiet)
+        var quietFailure = failure
+        quietFailure.quiet = !messages.errors
+        throw quietFailure
+    }
+
+    /// Prints `-w FORMAT` (when given) on stdout, and a warning per unknown variable on stderr.
+    static func writeOut(_ parsed: ParsedArguments, _ record: WriteOutRecord, start: Date, exitCode: Int32,
+                         error: String = "", context: CommandContext) {
+        guard let format = parsed.value("write-out") else { return }
+        record.update { values in
+            values.timeTotal = context.environment.now().timeIntervalSince(start)
+            values.exitCode = exitCode
+            values.errorMessage = ErrorText.oneLine(error)
+        }
+        let (text, unknown) = WriteOut.render(format, record.current)
+        for name in unknown { context.console.err("Warning: unknown --write-out variable '\(TerminalText.escaped(name))'") }
+        _ = context.console.writeBody(Data(text.utf8))
     }
 
     /// The output file `-o FILE` or `-O` names (nil: stdout), and whether it is `-O`'s (opened refusing links).
@@ -164,9 +185,10 @@ package enum GetCommand: Command {
     }
 
     /// Fetches the URL and prints the body, the `-v` line or the JSON object, with stderr as `messages` allow.
-    static func fetch(_ parsed: ParsedArguments, context: CommandContext,
-                      messages: MessageOptions) async throws -> Int32 {
+    static func fetch(_ parsed: ParsedArguments, context: CommandContext, messages: MessageOptions,
+                      record: WriteOutRecord) async throws -> Int32 {
         let request = try request(parsed)
+        let retry = try RetryRule(parsed)
         if let resume = parsed.value("continue-at"), resume != "-" {
             throw UsageError("invalid value '\(resume)' for '-C/--continue-at': only '-C -' is accepted; every get resumes "
                              + "an interrupted download from the bytes the cache kept")
@@ -193,19 +215,13 @@ package enum GetCommand: Command {
         // header fields before the body (--json, -i, -I, -D, --fail) wait for the whole response.
         let streams = !parsed.flag("json") && !include && parsed.value("dump-header") == nil && !parsed.flag("fail")
         if streams {
-            return try await GetStreaming.run(request, options: options, output: output, refusingLinks: remoteName,
-                                              cache: cache, verbose: parsed.flag("verbose"),
-                                              decoding: parsed.flag("compressed"), progress: messages.progress,
-                                              context: context)
+            let plan = GetStreaming.Plan(output: output, refusingLinks: remoteName, verbose: parsed.flag("verbose"),
+                                         decoding: parsed.flag("compressed"), progress: messages.progress,
+                                         retry: retry, record: record)
+            return try await GetStreaming.run(request, options: options, plan: plan, cache: cache, context: context)
         }
-        let response: CachedResponse
-        do {
-            response = try await cache.response(for: request, options: options)
-        } catch {
-            throw CommandFailure(ResponseDescription.failureMessage(error, url: request.url)
-                + staleCopyHint(error, request: request, options: options, cache: cache),
-                kind: FailureKind(error), url: error.url ?? request.url)
-        }
+        let response = try await bufferedResponse(request, options: options, retry: retry, cache: cache, context: context)
+        record.update { $0.record(response) }
         // A body file that is not a stored blob (--no-store, not storable, over --max-entry, a range slice) is
         // this process's temporary file: removed once written out, so nothing lingers in the store's tmp/.
         defer {
@@ -245,13 +261,19 @@ package enum GetCommand: Command {
                 let sink = try BodySink(file: output, refusingLinks: remoteName)
                 defer { sink.close() }
                 if include { try sink.write(Data(HeaderBlock.text(response, forTerminal: false).utf8)) }
-                if !headOnly { try write(response, to: sink, decoding: parsed.flag("compressed")) }
+                if !headOnly {
+                    try write(response, to: sink, decoding: parsed.flag("compressed"))
+                    record.update { $0.sizeDownload = response.bodySize }
+                }
             } else if bodyToStdout || !parsed.flag("json") {
                 let sink = BodySink(console: context.console)
                 if include {
                     try sink.write(Data(HeaderBlock.text(response, forTerminal: context.console.stdoutIsTerminal).utf8))
                 }
-                if !headOnly { try write(response, to: sink, decoding: parsed.flag("compressed")) }
+                if !headOnly {
+                    try write(response, to: sink, decoding: parsed.flag("compressed"))
+                    record.update { $0.sizeDownload = response.bodySize }
+                }
             }
         }
         if failed {
@@ -259,6 +281,35 @@ package enum GetCommand: Command {
                                  kind: .http, url: response.url)
         }
         return 0
+    }
+
+    /// The whole response to `request` (for the options that need the head before the body), tried again as
+    /// `retry` allows after a transient failure or status.
+    /// - Throws: ``CommandFailure`` when the last try fails.
+    static func bufferedResponse(_ request: CacheRequest, options: RequestOptions, retry: RetryRule,
+                                 cache: DownloadCache, context: CommandContext) async throws(CommandFailure) -> CachedResponse {
+        var attempt = 0
+        while true {
+            let retriesLeft = attempt < retry.count
+            attempt += 1
+            let response: CachedResponse
+            do {
+                response = try await cache.response(for: request, options: options)
+            } catch {
+                let message = ResponseDescription.failureMessage(error, url: request.url)
+                if retriesLeft, RetryRule.isTransient(error) {
+                    try await retry.wait(attempt: attempt, reason: message, retryAfter: nil, context: context)
+                    continue
+                }
+                throw CommandFailure(message + staleCopyHint(error, request: request, options: options, cache: cache),
+                                     kind: FailureKind(error), url: error.url ?? request.url)
+            }
+            guard retriesLeft, RetryRule.transientStatuses.contains(response.status) else { return response }
+            GetStreaming.removeTemporaryBody(response)
+            let text = response.statusText.isEmpty ? "" : " " + response.statusText
+            try await retry.wait(attempt: attempt, reason: "HTTP \(response.status)\(text) from \(response.url.absoluteString)",
+                                 retryAfter: response.headers.first("Retry-After"), context: context)
+        }
     }
 
     /// ` (a stale copy is stored: --fallback-to-cache serves it)` when the origin could not be reached, the

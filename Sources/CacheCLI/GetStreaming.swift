@@ -10,19 +10,61 @@ import Synchronization
 /// A transfer that fails leaves `-o FILE` holding the bytes received so far and exits non-zero (the cache keeps
 /// them as a partial entry for the next run to resume; nothing incomplete is stored as complete). On a terminal,
 /// a body over ``progressThresholdBytes`` draws a byte progress bar on stderr; never when stderr is a pipe or file.
+///
+/// With `--retry`, a transient failure (``RetryRule``) is tried again while nothing of it reached stdout: a
+/// retried status is decided before its body is written, and `-o FILE` is written again from its first byte.
 enum GetStreaming {
     /// Bodies larger than this (in bytes, 4 MiB) get a progress bar on a terminal.
     static let progressThresholdBytes: Int64 = 4 << 20
 
-    /// Streams the body of `request` to `output` (nil: stdout); returns the exit code 0.
+    /// What `get` asked for besides the request: where the body goes and how the run reports.
+    struct Plan: Sendable {
+        /// The output file; nil: stdout.
+        var output: URL?
+        /// Whether the output file is `-O`'s (opened refusing links).
+        var refusingLinks = false
+        /// `-v`.
+        var verbose = false
+        /// `--compressed`: undo gzip/deflate on output.
+        var decoding = false
+        /// Whether a progress bar may be drawn (not `-s`, not `--no-progress-meter`).
+        var progress = true
+        /// `--retry`.
+        var retry = RetryRule(count: 0)
+        /// Where `-w` finds its values.
+        var record: WriteOutRecord?
+    }
+
+    /// A try that failed in a way `--retry` may try again.
+    private struct TryAgain: Error {
+        var reason: String
+        var retryAfter: String?
+    }
+
+    /// Streams the body of `request` as `plan` says; returns the exit code 0.
     /// - Throws: ``CommandFailure`` when the call fails (after the bytes received were written) or the output
     ///   cannot be written.
-    static func run(_ request: CacheRequest, options: RequestOptions, output: URL?, refusingLinks: Bool = false,
-                    cache: DownloadCache, verbose: Bool, decoding: Bool, progress: Bool = true,
+    static func run(_ request: CacheRequest, options: RequestOptions, plan: Plan, cache: DownloadCache,
                     context: CommandContext) async throws -> Int32 {
+        var attempt = 0
+        while true {
+            do {
+                return try await once(request, options: options, plan: plan, retriesLeft: attempt < plan.retry.count,
+                                      cache: cache, context: context)
+            } catch let again as TryAgain {
+                attempt += 1
+                try await plan.retry.wait(attempt: attempt, reason: again.reason, retryAfter: again.retryAfter,
+                                          context: context)
+            }
+        }
+    }
+
+    private static func once(_ request: CacheRequest, options: RequestOptions, plan: Plan, retriesLeft: Bool,
+                             cache: DownloadCache, context: CommandContext) async throws -> Int32 {
         var options = options
         let console = context.console
-        let reporter: ProgressReporter? = progress && console.stderrIsTerminal
+        let output = plan.output
+        let reporter: ProgressReporter? = plan.progress && console.stderrIsTerminal
             ? ProgressReporter(console: console, start: context.environment.now(), now: context.environment.now) : nil
         let drawing = Mutex(false)
         if let reporter {
@@ -37,7 +79,8 @@ enum GetStreaming {
             }
         }
         let stream = cache.stream(request, options: options)
-        let sink = try output.map { url throws(CommandFailure) in try BodySink(file: url, refusingLinks: refusingLinks) } ?? BodySink(console: console)
+        let sink = try output.map { url throws(CommandFailure) in try BodySink(file: url, refusingLinks: plan.refusingLinks) }
+            ?? BodySink(console: console)
         defer { sink.close() }
         var iterator = stream.makeAsyncIterator()
         var written: Int64 = 0
@@ -45,12 +88,17 @@ enum GetStreaming {
         // --compressed: the decoder is chosen by the Content-Encoding known once the first chunk is in hand and
         // undoes the coding chunk by chunk (zlib's inflate keeps its state between calls).
         var decoder: ContentDecoder?
-        var decoderChosen = !decoding
+        var first = true
+        var retriedStatus: Int?
         do throws(DownloadError) {
             while let chunk = try await iterator.next() {
-                if !decoderChosen {
-                    decoder = ContentDecoder(contentEncoding: stream.headers?.first("Content-Encoding"))
-                    decoderChosen = true
+                if first {
+                    first = false
+                    if retriesLeft, let status = stream.status, RetryRule.transientStatuses.contains(status) {
+                        retriedStatus = status
+                        break
+                    }
+                    if plan.decoding { decoder = ContentDecoder(contentEncoding: stream.headers?.first("Content-Encoding")) }
                 }
                 do throws(CommandFailure) { try sink.write(try decoder?.decode(chunk) ?? chunk) } catch {
                     stream.cancel()
@@ -58,12 +106,19 @@ enum GetStreaming {
                     break
                 }
                 written += Int64(chunk.count)
+                plan.record?.update { $0.sizeDownload = written }
             }
         } catch {
             if drawing.withLock({ $0 }) { reporter?.finish() }
             // The call keeps its partial entry as it ends: the store must not be closed under it.
             _ = try? await stream.response()
-            let partial = output != nil && written > 0 ? " (\(written) bytes written to the output)" : ""
+            if retriesLeft, RetryRule.isTransient(error), written == 0 || output != nil {
+                throw TryAgain(reason: ResponseDescription.failureMessage(error, url: request.url))
+            }
+            var partial = output != nil && written > 0 ? " (\(written) bytes written to the output)" : ""
+            if retriesLeft, RetryRule.isTransient(error), written > 0, output == nil {
+                partial += " (not tried again: \(written) bytes already went to standard output; -o FILE can be rewritten)"
+            }
             throw CommandFailure(ResponseDescription.failureMessage(error, url: request.url)
                 + GetCommand.staleCopyHint(error, request: request, options: options, cache: cache) + partial,
                 kind: FailureKind(error), url: error.url ?? request.url)
@@ -73,7 +128,11 @@ enum GetStreaming {
             _ = try? await stream.response()   // the cancelled call ends (keeping its partial) before the store closes
             throw writeFailure
         }
-        if !decoderChosen {
+        if first, retriesLeft, let status = stream.status, RetryRule.transientStatuses.contains(status) {
+            retriedStatus = status
+        }
+        if let retriedStatus { throw await retryStatus(retriedStatus, stream: stream, request: request) }
+        if first, plan.decoding {
             decoder = ContentDecoder(contentEncoding: stream.headers?.first("Content-Encoding"))
         }
         try decoder?.finish()
@@ -83,11 +142,9 @@ enum GetStreaming {
             reporter?.finish()
         }
         let response = try await stream.response()
-        // A body file that is not a stored blob is this process's temporary file: removed once written out.
-        if case .file(let url) = response.body, response.storedBody == nil, response.storedBodyURL == nil {
-            try? FileManager.default.removeItem(at: url)
-        }
-        if verbose {
+        plan.record?.update { $0.record(response) }
+        removeTemporaryBody(response)
+        if plan.verbose {
             for hop in response.redirects { console.err(ResponseDescription.redirectLine(hop)) }
             if !response.redirects.isEmpty {
                 console.err("final URL: \(TerminalText.escaped(response.url.absoluteString))")
@@ -96,5 +153,23 @@ enum GetStreaming {
             console.err("Cache-Status: \(response.cacheStatus.fieldValue)")
         }
         return 0
+    }
+
+    /// The ``TryAgain`` for a transient status, once its call has ended (a non-2xx is delivered only then) and its
+    /// temporary body is removed.
+    private static func retryStatus(_ status: Int, stream: ResponseStream, request: CacheRequest) async -> TryAgain {
+        let response = try? await stream.response()
+        if let response { removeTemporaryBody(response) }
+        let url = response?.url ?? request.url
+        let text = response.map { $0.statusText.isEmpty ? "" : " " + $0.statusText } ?? ""
+        return TryAgain(reason: "HTTP \(status)\(text) from \(url.absoluteString)",
+                        retryAfter: stream.headers?.first("Retry-After"))
+    }
+
+    /// Removes a body file that is not a stored blob: this process's temporary file, once written out.
+    static func removeTemporaryBody(_ response: CachedResponse) {
+        if case .file(let url) = response.body, response.storedBody == nil, response.storedBodyURL == nil {
+            try? FileManager.default.removeItem(at: url)
+        }
     }
 }

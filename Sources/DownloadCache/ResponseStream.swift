@@ -48,7 +48,7 @@ extension DownloadCache {
         case .appending(_, let from): prefix = from
         case .none: break
         }
-        tap.begin(sink, prefix: prefix, headers: head.headers)
+        tap.begin(sink, prefix: prefix, status: head.status, headers: head.headers)
     }
 }
 
@@ -84,6 +84,11 @@ public struct ResponseStream: AsyncSequence, Sendable {
     /// names case-insensitive): the origin's fields of the 2xx being followed, else the completed response's;
     /// nil until an iterator has returned its first chunk or the end (an empty body).
     public var headers: HTTPHeaders? { tap.headers }
+
+    /// The status code of the response whose body the chunks are (a 2xx being followed, else the completed
+    /// response's), known when ``headers`` is: nil until an iterator has returned its first chunk or the end.
+    /// A caller can decide on it before writing the first chunk anywhere (`dlcache get --retry` on a 503).
+    public var status: Int? { tap.status }
 
     /// Cancels the download; iterators then end by throwing `.cancelled` after the bytes already written.
     public func cancel() { tap.cancel() }
@@ -132,6 +137,9 @@ final class BodyTap: Sendable {
         /// The head of the body being delivered, known once a chunk or the end was returned.
         var headers: HTTPHeaders?
         var followedHeaders: HTTPHeaders?
+        /// The status code that goes with ``headers``, and the one of the 2xx being followed.
+        var status: Int?
+        var followedStatus: Int?
     }
     private let state = Mutex(State())
 
@@ -161,9 +169,11 @@ final class BodyTap: Sendable {
 
     var headers: HTTPHeaders? { state.withLock { $0.headers } }
 
+    var status: Int? { state.withLock { $0.status } }
+
     /// Follows `sink`'s file from now on; its first `prefix` bytes are already there (a resumed partial).
     /// Called on the transport's thread when the head is accepted, before any body byte is written.
-    func begin(_ sink: BodySink, prefix: Int64, headers: HTTPHeaders) {
+    func begin(_ sink: BodySink, prefix: Int64, status: Int, headers: HTTPHeaders) {
         let reader = prefix > 0 ? sink.openReader() : -1
         state.withLock { state in
             if state.reader >= 0 { _ = cs_close(state.reader) }
@@ -171,6 +181,7 @@ final class BodyTap: Sendable {
             state.available = reader >= 0 ? prefix : 0
             state.generation += 1
             state.followedHeaders = headers
+            state.followedStatus = status
         }
         let generation = state.withLock { $0.generation }
         sink.file.observeWrites { [self] written in
@@ -231,7 +242,10 @@ final class BodyTap: Sendable {
                     throw DownloadError(.other, "the response body started again after \(offset) bytes were delivered")
                 }
                 generation = state.withLock { state in
-                    if state.headers == nil { state.headers = state.followedHeaders }
+                    if state.headers == nil {
+                        state.headers = state.followedHeaders
+                        state.status = state.followedStatus
+                    }
                     return state.generation
                 }
                 let data = try Self.read(reader, from: offset, count: count)
@@ -240,7 +254,10 @@ final class BodyTap: Sendable {
             case .finished(let result):
                 let response = try result.get()
                 state.withLock { state in
-                    if state.headers == nil || offset == 0 { state.headers = response.headers }
+                    if state.headers == nil || offset == 0 {
+                        state.headers = response.headers
+                        state.status = response.status
+                    }
                 }
                 let data = try Self.read(response, from: offset)
                 record(data?.count ?? 0)

@@ -103,6 +103,11 @@ import DownloadCache
       --capath <dir>          Trust the CA certificates in this directory (OpenSSL hashed names; default: $SSL_CERT_DIR).
       -k, --insecure          Do not verify the origin's TLS certificate (warns on stderr; nothing is stored).
       -f, --fail              Exit 22 on HTTP status >= 400 and print no body (like curl).
+      --retry <n>             Try again up to N times after a timeout, a failed connection or an HTTP 408/429/500/502/503/504 (waits 1 s, doubling; Retry-After honoured; at most 60 s).
+      --retry-delay <seconds>
+                              With --retry, wait this long between tries instead of doubling (Retry-After still wins).
+      -w, --write-out <format>
+                              Print FORMAT on stdout after the body: %{http_code} %{size_download} %{time_total} %{url_effective} %{content_type} %{num_redirects} %{exitcode} %{errormsg} %{cache_status} (HIT/MISS/REVALIDATED/STALE), \\n.
       -s, --silent            Silent: no progress bar, warnings or error messages (the exit code still tells); -v lines still show.
       -S, --show-error        With -s, still print the error message of a failure.
       --no-progress-meter     No progress bar; messages and errors as usual.
