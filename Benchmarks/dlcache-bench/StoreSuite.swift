@@ -16,11 +16,13 @@ import Synchronization
 /// still holds the store (as a command-line tool whose background task has not let go yet); and
 /// `store-child-writer <directory> read-only-probe` opens the store, prints `READONLY <true|false>`, `HIT <key>
 /// <bytes>` or `MISS <key>` for `k0`…`k2`, then `WRITE ok` or `WRITE <error code>` for one write attempt (or
-/// `OPEN-ERROR <code> <detail>` and exit 2 when it cannot open).
+/// `OPEN-ERROR <code> <detail>` and exit 2 when it cannot open); and `store-child-writer <directory> concurrent`
+/// (see ``concurrent(_:)``), for the group commit's kill test.
 enum StoreChildWriter {
     static func main(_ arguments: [String]) -> Never {
         if arguments.count == 2, arguments[1] == "exit-while-held" { exitWhileHeld(arguments[0]) }
         if arguments.count == 2, arguments[1] == "read-only-probe" { readOnlyProbe(arguments[0]) }
+        if arguments.count == 2, arguments[1] == "concurrent" { concurrent(arguments[0]) }
         guard arguments.count >= 2, let seed = Int(arguments[1]) else {
             FileHandle.standardError.write(Data("usage: dlcache-bench store-child-writer <dir> <seed> [count]\n".utf8))
             exit(64)
@@ -64,6 +66,34 @@ enum StoreChildWriter {
             index += 1
         }
         exit(0)
+    }
+
+    /// Eight threads storing distinct keys `t<thread>-<i>` (bodies `body(seed: thread, index: i)`, every fourth
+    /// one inline-sized) until killed, each printing `ACK <thread> <i>` once its store returned.
+    static func concurrent(_ directory: String) -> Never {
+        let store = openQuietly(directory)
+        print("READY")
+        fflush(nil)
+        let output = Mutex<Void>(())
+        // Eight threads of their own (`concurrentPerform` would run only as many at once as there are cores).
+        for thread in 0..<8 {
+            Thread {
+                for i in 0..<100_000 {
+                var body = Self.body(seed: thread, index: i)
+                if i % 4 == 3 { body = body.prefix(100) }
+                do {
+                    try store.store(body, metadata: Data("\(thread):\(i)".utf8), for: StoreKey(primary: "t\(thread)-\(i)"))
+                } catch {
+                    FileHandle.standardError.write(Data("child: write \(thread) \(i) failed: \(error)\n".utf8))
+                    exit(3)
+                }
+                output.withLock { _ in
+                    FileHandle.standardOutput.write(Data("ACK \(thread) \(i)\n".utf8))
+                }
+                }
+            }.start()
+        }
+        while true { sleep(60) }
     }
 
     static func openQuietly(_ directory: String) -> CacheStore {
@@ -154,13 +184,20 @@ enum StoreSuite {
         let clock = ContinuousClock()
         let start = clock.now
         let per = (bodies.count + tasks - 1) / tasks
-        DispatchQueue.concurrentPerform(iterations: tasks) { task in
-            for i in (task * per)..<min(bodies.count, (task + 1) * per) {
-                do { try store.store(bodies[i], metadata: Data("m".utf8), for: StoreKey(primary: "w\(i)")) } catch {
-                    failures.add(1, ordering: .relaxed)
+        // One thread of its own per task: `concurrentPerform` would run only as many at once as there are cores.
+        let group = DispatchGroup()
+        for task in 0..<tasks {
+            group.enter()
+            Thread {
+                defer { group.leave() }
+                for i in (task * per)..<min(bodies.count, (task + 1) * per) {
+                    do { try store.store(bodies[i], metadata: Data("m".utf8), for: StoreKey(primary: "w\(i)")) } catch {
+                        failures.add(1, ordering: .relaxed)
+                    }
                 }
-            }
+            }.start()
         }
+        group.wait()
         let seconds = Bench.seconds(clock.now - start)
         guard failures.load(ordering: .relaxed) == 0 else { throw BenchError(description: "store writes failed") }
         return seconds

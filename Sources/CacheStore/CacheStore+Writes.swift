@@ -27,22 +27,19 @@ extension CacheStore {
                           memoryEntry: StoredEntry(info: info, body: body))
         } else {
             let (fd, name) = try files.createTemporaryFile()
-            let path = files.tmpPath + "/" + name
-            var open = true
+            // Open until the entry is committed: with `.powerLoss` its batch fsyncs the body through it.
+            defer { _ = cs_close(fd) }
             do {
-                try BlobFiles.writeAll(fd, body, path: path)
+                try BlobFiles.writeAll(fd, body, path: files.tmpPath + "/" + name)
                 try fault("tmp-written")
-                if configuration.durability == .powerLoss { try BlobFiles.sync(fd, path: path) }
-                _ = cs_close(fd)
-                open = false
                 try fault("tmp-synced")
             } catch {
-                if open { _ = cs_close(fd) }
                 cleanUp { files.removeTemporary(name) }
                 memory.remove(key)
                 throw error
             }
-            try commitFile(temporary: name, info: info, memoryEntry: StoredEntry(info: info, body: body))
+            try commitFile(temporary: name, info: info, memoryEntry: StoredEntry(info: info, body: body),
+                           syncDescriptor: configuration.durability == .powerLoss ? fd : -1)
         }
         return info
     }
@@ -118,8 +115,11 @@ extension CacheStore {
         return info
     }
 
-    /// Renames the finished temporary file `tmp/<name>` into `blobs/` under a new id and commits its row.
-    func commitFile(temporary name: String, info: EntryInfo, memoryEntry: StoredEntry?) throws(CacheStoreError) {
+    /// Renames the finished temporary file `tmp/<name>` into `blobs/` under a new id and commits its row;
+    /// `syncDescriptor` (an open descriptor of the file, or -1) is fsynced by the row's batch (see
+    /// ``groupCommit(_:)``), which also fsyncs `blobs/` with ``Durability/powerLoss``.
+    func commitFile(temporary name: String, info: EntryInfo, memoryEntry: StoredEntry?,
+                    syncDescriptor: Int32 = -1) throws(CacheStoreError) {
         let id = BlobFiles.newID()
         // Named in `blobs/` but not yet in the index: `verify(repair:)` must not take it for an orphan.
         inFlightBlobs.withLock { _ = $0.insert(id) }
@@ -131,9 +131,8 @@ extension CacheStore {
             memory.remove(info.key)
             throw error
         }
-        if configuration.durability == .powerLoss { files.syncBlobsDirectory() }
         try commitRow(IndexRow(info: info, blobID: id, inlineBody: nil), newBlob: id, step: "blob-renamed",
-                      memoryEntry: memoryEntry)
+                      memoryEntry: memoryEntry, syncDescriptor: syncDescriptor)
     }
 
     /// Runs `action` unless a fault-injection test asked to leave the debris of a "dead" process behind.
@@ -141,25 +140,19 @@ extension CacheStore {
         if !(configuration.faultSkipsCleanup && configuration.faultInjection != nil) { action() }
     }
 
-    /// Commits `row` in one transaction, updates the memory tier (write-through), deletes the replaced blob,
-    /// then sweeps when over a limit.
+    /// Commits `row` with the rows other callers are committing at the same time (``groupCommit(_:)``), updates
+    /// the memory tier (write-through), deletes the replaced blob, then sweeps when over a limit.
     /// - Throws: `CacheStoreError`; `newBlob` is deleted when the row could not be committed.
     func commitRow(_ row: IndexRow, newBlob: String?, step: String? = nil,
-                   memoryEntry: StoredEntry?) throws(CacheStoreError) {
+                   memoryEntry: StoredEntry?, syncDescriptor: Int32 = -1) throws(CacheStoreError) {
         let key = row.info.key
         let oldBlob: String?
         let overLimit: Bool
         let idlePartial: String?
         do {
             if let step { try fault(step) }
-            (oldBlob, overLimit, idlePartial) = try writeTransaction {
-                (index: StoreIndex) throws(CacheStoreError) -> (String?, Bool, String?) in
-                let old = try index.upsert(row)
-                // The complete response supersedes a partial of the same key (a resumed one is this very body).
-                let partial = try index.partial(for: key)
-                if partial != nil { try index.deletePartial(key) }
-                return (old, isOverLimit(try index.totals()), partial?.owner == nil ? partial?.file : nil)
-            }
+            let outcome = try groupCommit(PendingCommit(row: row, syncDescriptor: syncDescriptor))
+            (oldBlob, overLimit, idlePartial) = (outcome.oldBlob, outcome.overLimit, outcome.idlePartial)
         } catch {
             memory.remove(key)
             if let newBlob { cleanUp { files.removeBlob(newBlob) } }

@@ -40,6 +40,8 @@ public final class CacheStore: Sendable {
     let verifiedBlobs = Mutex<[String: BlobFiles.FileIdentity]>([:])
     /// Blob ids renamed into `blobs/` whose row is not committed yet (`verify(repair:)` never removes them).
     let inFlightBlobs = Mutex<Set<String>>([])
+    /// Rows waiting for the group commit (``groupCommit(_:)``).
+    let commitQueue = CommitQueue()
     /// The cross-process key locks this store holds (``acquireKeyLock(_:timeout:)``).
     let keyLocks = KeyLockTable()
     let diskHits = Atomic<Int>(0)

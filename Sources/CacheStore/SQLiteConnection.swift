@@ -113,6 +113,21 @@ final class SQLiteConnection {
         }
     }
 
+    /// Runs `body` inside `SAVEPOINT … RELEASE` within the caller's transaction; when it throws, only its changes
+    /// are rolled back and the transaction goes on.
+    /// - Throws: `body`'s error or the savepoint's `CacheStoreError`.
+    func savepoint<T>(_ body: () throws(CacheStoreError) -> T) throws(CacheStoreError) -> T {
+        try execute("SAVEPOINT row")
+        do {
+            let value = try body()
+            try execute("RELEASE row")
+            return value
+        } catch {
+            _ = sqlite3_exec(handle, "ROLLBACK TO row; RELEASE row", nil, nil, nil)
+            throw error
+        }
+    }
+
     /// Rows changed by the last statement.
     var changes: Int { Int(sqlite3_changes(handle)) }
 }

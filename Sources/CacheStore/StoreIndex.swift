@@ -2,7 +2,7 @@ import Foundation
 import CSQLite
 
 /// One row of the index: the entry's information and where its body is (inline bytes or a blob id).
-struct IndexRow {
+struct IndexRow: Sendable {
     var info: EntryInfo
     var blobID: String?
     var inlineBody: Data?

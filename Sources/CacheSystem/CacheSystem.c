@@ -378,6 +378,19 @@ int cs_sync(int fd) {
 #endif
 }
 
+int cs_start_writeback(int fd) {
+#ifdef __APPLE__
+    (void)fd;
+    return 0;
+#else
+    int rc;
+    do {
+        rc = sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+    } while (rc != 0 && errno == EINTR);
+    return rc;
+#endif
+}
+
 int cs_access(const char *path, int write) {
     return access(path, write ? (W_OK | X_OK) : (R_OK | X_OK));
 }

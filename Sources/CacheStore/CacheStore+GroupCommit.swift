@@ -1,0 +1,162 @@
+import Foundation
+import CacheSystem
+import Synchronization
+
+/// One entry's row waiting for the group commit, and the outcome once a batch has run it.
+///
+/// An entry is acknowledged (its `store`/`commit` call returns) only after the batch holding it committed, so a
+/// killed process never loses an acknowledged entry; with ``CacheStore/Durability/powerLoss`` the batch's bodies
+/// and `blobs/` were fsynced before that commit.
+final class PendingCommit: Sendable {
+    /// The row to insert or replace.
+    let row: IndexRow
+    /// An open descriptor of the entry's blob file that the batch fsyncs before its transaction
+    /// (``CacheStore/Durability/powerLoss`` only), or -1. The caller closes it after the outcome.
+    let syncDescriptor: Int32
+    /// Set once, by the batch that ran this commit.
+    private let result = Mutex<Result<CommitOutcome, CacheStoreError>?>(nil)
+
+    init(row: IndexRow, syncDescriptor: Int32 = -1) {
+        self.row = row
+        self.syncDescriptor = syncDescriptor
+    }
+
+    /// True once a batch ran this commit (whatever its outcome).
+    var isDone: Bool { result.withLock { $0 != nil } }
+
+    /// The outcome, or nil while no batch has run this commit.
+    var outcome: Result<CommitOutcome, CacheStoreError>? { result.withLock { $0 } }
+
+    func finish(_ outcome: Result<CommitOutcome, CacheStoreError>) {
+        result.withLock { $0 = $0 ?? outcome }
+    }
+}
+
+/// What committing one row did, for the caller's work after the commit.
+struct CommitOutcome: Sendable {
+    /// The blob the replaced row named (the caller deletes it).
+    var oldBlob: String?
+    /// The file of an idle partial entry of the same key that the row superseded (the caller deletes it).
+    var idlePartial: String?
+    /// Whether the store is over a limit after this row (the caller sweeps).
+    var overLimit: Bool
+}
+
+/// Commits waiting for the index writer, oldest first.
+final class CommitQueue: Sendable {
+    /// Rows one transaction commits at most; the rest wait for the next batch.
+    static let batchLimit = 512
+    private let waiting = Mutex<[PendingCommit]>([])
+    /// Transactions run by batches so far (for tests and diagnostics).
+    let batchesRun = Atomic<Int>(0)
+
+    /// Commits waiting now.
+    var count: Int { waiting.withLock { $0.count } }
+
+    func enqueue(_ commit: PendingCommit) {
+        waiting.withLock { $0.append(commit) }
+    }
+
+    /// Takes up to ``batchLimit`` waiting commits, oldest first.
+    func takeBatch() -> [PendingCommit] {
+        waiting.withLock { queue -> [PendingCommit] in
+            guard queue.count > Self.batchLimit else {
+                defer { queue.removeAll(keepingCapacity: true) }
+                return queue
+            }
+            let batch = Array(queue.prefix(Self.batchLimit))
+            queue.removeFirst(Self.batchLimit)
+            return batch
+        }
+    }
+}
+
+extension CacheStore {
+    /// Commits `pending`'s row together with every other row waiting when this caller gets the index (group
+    /// commit): the first waiter to get the index lock takes all waiting rows and commits them in one
+    /// transaction — one WAL append, one lock round, one generation bump — each row inside its own savepoint, so a
+    /// row that fails (a constraint, an injected fault) is rolled back alone and the others commit. A waiter whose
+    /// row an earlier batch ran finds its outcome when it gets the lock and returns at once.
+    ///
+    /// With ``Durability/powerLoss`` the batch first makes its bodies durable in one pass (write-back started for
+    /// every body, then an fsync of each — the first one's journal commit carries the others — then one fsync of
+    /// `blobs/`), so a row never becomes durable before its body.
+    /// - Throws: the row's own `CacheStoreError`, or the batch's (the sync pass of its body, the transaction, the
+    ///   commit); `.permissionDenied` / `.invalidArgument` for a read-only or closed store.
+    func groupCommit(_ pending: PendingCommit) throws(CacheStoreError) -> CommitOutcome {
+        try requireWritable()
+        commitQueue.enqueue(pending)
+        let dirty = memory.takeDirty()
+        let ledBatch = try withIndex { (index: StoreIndex) throws(CacheStoreError) -> Bool in
+            for (key, time) in dirty { index.pendingTouches[key] = max(index.pendingTouches[key] ?? 0, time) }
+            // A batch runs and finishes its commits under this lock: `pending` is done or still queued.
+            guard !pending.isDone else { return false }
+            var batch = commitQueue.takeBatch()
+            if !batch.contains(where: { $0 === pending }) { batch.append(pending) }
+            runBatch(batch, index: index)
+            return true
+        }
+        if ledBatch { generation.bump { old, new in memory.noteOwnWrite(old: old, new: new) } }
+        guard let outcome = pending.outcome else {
+            throw CacheStoreError(.io, "commit of \(pending.row.info.key) was not run")
+        }
+        return try outcome.get()
+    }
+
+    /// Runs `batch` in one transaction (see ``groupCommit(_:)``) and finishes every commit in it.
+    private func runBatch(_ batch: [PendingCommit], index: StoreIndex) {
+        defer { index.invalidateRowCache() }
+        var runnable = batch
+        if configuration.durability == .powerLoss {
+            runnable = syncBodies(batch)
+            if runnable.contains(where: { $0.row.blobID != nil }) { files.syncBlobsDirectory() }
+        }
+        guard !runnable.isEmpty else { return }
+        let counters = currentCounters()
+        commitQueue.batchesRun.add(1, ordering: .relaxed)
+        do {
+            let outcomes = try index.db.transaction { () throws(CacheStoreError) -> [Result<CommitOutcome, CacheStoreError>] in
+                try index.flushTouches()
+                try index.flushCounters(upTo: counters)
+                if runnable.count == 1 { return [Result { () throws(CacheStoreError) in try apply(runnable[0].row, index) }] }
+                return runnable.map { commit in
+                    Result { () throws(CacheStoreError) in
+                        try index.db.savepoint { () throws(CacheStoreError) in try apply(commit.row, index) }
+                    }
+                }
+            }
+            index.flushedCounters = counters
+            for (commit, outcome) in zip(runnable, outcomes) { commit.finish(outcome) }
+        } catch {
+            for commit in runnable { commit.finish(.failure(error)) }
+        }
+    }
+
+    /// The batch's sync pass: starts write-back of every body with a descriptor, then fsyncs each. Finishes the
+    /// commits whose fsync failed (with that error) and returns the others.
+    private func syncBodies(_ batch: [PendingCommit]) -> [PendingCommit] {
+        for commit in batch where commit.syncDescriptor >= 0 { _ = cs_start_writeback(commit.syncDescriptor) }
+        return batch.filter { commit in
+            guard commit.syncDescriptor >= 0 else { return true }
+            do throws(CacheStoreError) {
+                try BlobFiles.sync(commit.syncDescriptor, path: commit.row.blobID.map(files.blobPath) ?? files.blobsPath)
+                return true
+            } catch {
+                commit.finish(.failure(error))
+                return false
+            }
+        }
+    }
+
+    /// One row's changes inside the batch's transaction: the upsert, the superseded partial, the limit check.
+    private func apply(_ row: IndexRow, _ index: StoreIndex) throws(CacheStoreError) -> CommitOutcome {
+        try fault("batch-row")
+        let key = row.info.key
+        let old = try index.upsert(row)
+        // The complete response supersedes a partial of the same key (a resumed one is this very body).
+        let partial = try index.partial(for: key)
+        if partial != nil { try index.deletePartial(key) }
+        return CommitOutcome(oldBlob: old, idlePartial: partial?.owner == nil ? partial?.file : nil,
+                             overLimit: isOverLimit(try index.totals()))
+    }
+}
