@@ -63,7 +63,7 @@ package enum GetCommand: Command {
             OptionSpec("dump-header", short: "D", .value("file"), help: "Write the response's header block to this file ('-' for stdout)."),
         ] + FetchLimits.options + StorageLimitOptions.options + TLSOptions.options + [
             OptionSpec("fail", short: "f", help: "Exit 22 on HTTP status >= 400 and print no body (like curl)."),
-        ] + RetryRule.options + [WriteOut.spec] + MessageOptions.options + [
+        ] + RetryRule.options + [RateLimit.spec, WriteOut.spec] + MessageOptions.options + [
             OptionSpec("verbose", short: "v", help: "Print a summary line, the decision's reason and any storage warnings on stderr."),
             CommonOptions.json,
         ]
@@ -88,6 +88,7 @@ package enum GetCommand: Command {
         options.readFromCache = !parsed.flag("no-read")
         options.pin = parsed.flag("pin")
         try FetchLimits.parse(parsed).apply(to: &options)
+        options.maxReceiveBytesPerSecond = try RateLimit.parse(parsed)
         options.followRedirects = !parsed.flag("no-follow")
         if let text = parsed.value("max-redirs") {
             guard let count = Int(text), (0...1_000).contains(count) else {
@@ -189,6 +190,7 @@ package enum GetCommand: Command {
                       record: WriteOutRecord) async throws -> Int32 {
         let request = try request(parsed)
         let retry = try RetryRule(parsed)
+        let rate = try RateLimit.parse(parsed)
         if let resume = parsed.value("continue-at"), resume != "-" {
             throw UsageError("invalid value '\(resume)' for '-C/--continue-at': only '-C -' is accepted; every get resumes "
                              + "an interrupted download from the bytes the cache kept")
@@ -217,7 +219,7 @@ package enum GetCommand: Command {
         if streams {
             let plan = GetStreaming.Plan(output: output, refusingLinks: remoteName, verbose: parsed.flag("verbose"),
                                          decoding: parsed.flag("compressed"), progress: messages.progress,
-                                         retry: retry, record: record)
+                                         retry: retry, record: record, rate: rate)
             return try await GetStreaming.run(request, options: options, plan: plan, cache: cache, context: context)
         }
         let response = try await bufferedResponse(request, options: options, retry: retry, cache: cache, context: context)

@@ -33,6 +33,8 @@ enum GetStreaming {
         var retry = RetryRule(count: 0)
         /// Where `-w` finds its values.
         var record: WriteOutRecord?
+        /// `--limit-rate`: the most bytes per second written out; nil: unlimited.
+        var rate: Int64?
     }
 
     /// A try that failed in a way `--retry` may try again.
@@ -90,6 +92,12 @@ enum GetStreaming {
         var decoder: ContentDecoder?
         var first = true
         var retriedStatus: Int?
+        let pacer = Pacer()
+        if plan.rate != nil {
+            // Once the call has failed (--max-time, a lost connection), the bytes it received are written out at
+            // once: the run ends when the failure happened, not a paced tail later.
+            Task { do { _ = try await stream.response() } catch { pacer.callFailed() } }
+        }
         do throws(DownloadError) {
             while let chunk = try await iterator.next() {
                 if first {
@@ -100,7 +108,14 @@ enum GetStreaming {
                     }
                     if plan.decoding { decoder = ContentDecoder(contentEncoding: stream.headers?.first("Content-Encoding")) }
                 }
-                do throws(CommandFailure) { try sink.write(try decoder?.decode(chunk) ?? chunk) } catch {
+                do throws(CommandFailure) {
+                    let data = try decoder?.decode(chunk) ?? chunk
+                    if let rate = plan.rate {
+                        try await pacedWrite(data, to: sink, rate: rate, pacer: pacer)
+                    } else {
+                        try sink.write(data)
+                    }
+                } catch {
                     stream.cancel()
                     writeFailure = error
                     break
@@ -164,6 +179,48 @@ enum GetStreaming {
         let text = response.map { $0.statusText.isEmpty ? "" : " " + $0.statusText } ?? ""
         return TryAgain(reason: "HTTP \(status)\(text) from \(url.absoluteString)",
                         retryAfter: stream.headers?.first("Retry-After"))
+    }
+
+    /// Bytes written under `--limit-rate` since the first one and when that was (real time, not the command's
+    /// clock), and whether the call failed (then the rest goes out unpaced).
+    final class Pacer: Sendable {
+        private struct State {
+            var start: ContinuousClock.Instant?
+            var written: Int64 = 0
+            var failed = false
+        }
+        private let state = Mutex(State())
+
+        /// The call failed: no more waits.
+        func callFailed() { state.withLock { $0.failed = true } }
+
+        /// Seconds to wait after `count` more bytes went out, so the average since the first stays at `rate`.
+        func pause(after count: Int, rate: Int64) -> TimeInterval {
+            let now = ContinuousClock.now
+            return state.withLock { s in
+                guard !s.failed else { return 0 }
+                let start = s.start ?? now
+                s.start = start
+                s.written += Int64(count)
+                let elapsed = (now - start).components
+                let seconds = Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
+                return RateLimit.pause(written: s.written, elapsed: seconds, rate: rate)
+            }
+        }
+    }
+
+    /// Writes `data` in pieces (``RateLimit/piece(rate:)``), waiting after each as long as the average rate
+    /// needs. An interrupted wait ends the pacing early: the stream then ends as cancelled.
+    static func pacedWrite(_ data: Data, to sink: BodySink, rate: Int64, pacer: Pacer) async throws(CommandFailure) {
+        var offset = data.startIndex
+        while offset < data.endIndex {
+            let end = min(data.endIndex, offset + RateLimit.piece(rate: rate))
+            try sink.write(data[offset..<end])
+            let pause = pacer.pause(after: end - offset, rate: rate)
+            offset = end
+            if pause > 0.001 { try? await Task.sleep(for: .milliseconds(Int(pause * 1000))) }
+            if Task.isCancelled { return }
+        }
     }
 
     /// Removes a body file that is not a stored blob: this process's temporary file, once written out.

@@ -173,6 +173,9 @@ extension CurlTransport {
         if let total = request.timeout, total > 0 {
             check(dlc_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, Self.milliseconds(total)), "TIMEOUT_MS")
         }
+        if let rate = request.maxReceiveBytesPerSecond, rate > 0 {
+            check(dlc_easy_setopt_off(easy, CURLOPT_MAX_RECV_SPEED_LARGE, curl_off_t(rate)), "MAX_RECV_SPEED_LARGE")
+        }
         if let rule = request.stallRule, rule.isActive {
             check(dlc_easy_setopt_long(easy, CURLOPT_NOPROGRESS, 0), "NOPROGRESS")
             check(dlc_easy_setopt_xferinfo_callback(easy, curlProgressCallback), "XFERINFOFUNCTION")

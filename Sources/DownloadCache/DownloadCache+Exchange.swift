@@ -158,9 +158,10 @@ extension DownloadCache {
         let url = request.url
         let hub = progressHub
         let callback = options.progress
-        let transportRequest = TransportRequest(method: request.method, url: url, headers: request.headers,
+        var transportRequest = TransportRequest(method: request.method, url: url, headers: request.headers,
                                                 body: options.body, timeout: options.timeout, followRedirects: false,
                                                 stallRule: options.stallRule ?? configuration.stallRule)
+        transportRequest.maxReceiveBytesPerSecond = options.maxReceiveBytesPerSecond
         defer { hub.finish(url) }
         do {
             let events = TransportEvents(head: head) { received, expected in

@@ -21,6 +21,9 @@ public struct TransportRequest: Sendable, Hashable {
     /// When a slow exchange fails as stalled (``TransportError/stalled(minimumBytes:seconds:)``); `nil` = never
     /// (only `timeout` and the transport's idle timeout bound it). Default ``StallRule/default``.
     public var stallRule: StallRule?
+    /// The most body bytes per second to receive (``RequestOptions/maxReceiveBytesPerSecond``); `nil` = unlimited.
+    /// ``CurlTransport`` paces the transfer with libcurl's `CURLOPT_MAX_RECV_SPEED_LARGE`; URLSession ignores it.
+    public var maxReceiveBytesPerSecond: Int64?
 
     /// Creates a request; see the properties for units and defaults.
     public init(method: String = "GET", url: URL, headers: HTTPHeaders = HTTPHeaders(), body: Data? = nil,

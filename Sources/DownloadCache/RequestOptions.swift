@@ -45,6 +45,9 @@ public struct RequestOptions: Sendable {
     public var maxRedirects: Int?
     /// The request content for unsafe methods (POST, PUT ...); `nil` sends none.
     public var body: Data?
+    /// The most body bytes per second this request's exchanges receive (libcurl's `CURLOPT_MAX_RECV_SPEED_LARGE`,
+    /// like curl's `--limit-rate`); `nil` = unlimited. The URLSession transport has no such setting and ignores it.
+    public var maxReceiveBytesPerSecond: Int64?
     /// Called with the bytes received / expected of this request's download (only for the caller that
     /// started a coalesced download; others can use `DownloadCache.progress(for:)`).
     public var progress: (@Sendable (DownloadProgress) -> Void)?

@@ -106,6 +106,7 @@ import DownloadCache
       --retry <n>             Try again up to N times after a timeout, a failed connection or an HTTP 408/429/500/502/503/504 (waits 1 s, doubling; Retry-After honoured; at most 60 s).
       --retry-delay <seconds>
                               With --retry, wait this long between tries instead of doubling (Retry-After still wins).
+      --limit-rate <speed>    At most SPEED body bytes per second, received and written (K/M/G = 1024-based as curl: 200K, 1.5M; 0: no limit); a cached body is written at that pace too.
       -w, --write-out <format>
                               Print FORMAT on stdout after the body: %{http_code} %{size_download} %{time_total} %{url_effective} %{content_type} %{num_redirects} %{exitcode} %{errormsg} %{cache_status} (HIT/MISS/REVALIDATED/STALE), \\n.
       -s, --silent            Silent: no progress bar, warnings or error messages (the exit code still tells); -v lines still show.
