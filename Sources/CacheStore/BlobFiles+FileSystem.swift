@@ -37,6 +37,15 @@ extension BlobFiles {
         return (fd, name)
     }
 
+    /// Creates the new file `blobs/<id>` for writing (`O_CREAT | O_EXCL`, no link followed, 0600); returns its
+    /// descriptor. The file is named by no row until the caller commits one.
+    /// - Throws: `CacheStoreError` from `open`.
+    func createBlobFile(_ id: String) throws(CacheStoreError) -> Int32 {
+        let fd = cs_open_file_at(handles.blobs, id, CS_OPEN_WRITE, CS_OPEN_CREATE_NEW, 0o600)
+        guard fd >= 0 else { throw CacheStoreError.posix(cs_errno(), "create \(blobPath(id))") }
+        return fd
+    }
+
     /// Writes all of `data` to `fd`.
     /// - Throws: `CacheStoreError` (e.g. `.diskFull` on `ENOSPC`).
     static func writeAll(_ fd: Int32, _ data: Data, path: String) throws(CacheStoreError) {

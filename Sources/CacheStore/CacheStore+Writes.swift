@@ -4,9 +4,11 @@ import CacheSystem
 extension CacheStore {
     /// Stores `body` and `metadata` under `key`, replacing any previous entry (which gets a new blob id).
     ///
-    /// Bodies up to `inlineThreshold` bytes go into the index; larger ones through `tmp/` → (fsync with
-    /// `Durability.powerLoss`) → `rename(2)` into `blobs/` → one index transaction. When the call returns, the
-    /// entry survives a crash of the process (and a power cut with `.powerLoss`; see ``Durability``).
+    /// Bodies up to `inlineThreshold` bytes go into the index; larger ones into a new file `blobs/<new id>` that
+    /// no row names until the index transaction (shared with concurrent writers, see ``groupCommit(_:)``)
+    /// commits its row — with `Durability.powerLoss` after an fsync of the file and of `blobs/`. When the call
+    /// returns, the entry survives a crash of the process (and a power cut with `.powerLoss`; see ``Durability``);
+    /// a process killed before that leaves at most a file no row names, which the next exclusive open deletes.
     /// A write that takes the store over a limit triggers an LRU sweep.
     /// - Returns: the stored entry's information.
     /// - Throws: `CacheStoreError` — `.diskFull`, `.permissionDenied` (also: the store is read-only), `.io`,
@@ -26,20 +28,27 @@ extension CacheStore {
             try commitRow(IndexRow(info: info, blobID: nil, inlineBody: body), newBlob: nil,
                           memoryEntry: StoredEntry(info: info, body: body))
         } else {
-            let (fd, name) = try files.createTemporaryFile()
+            // The whole body is at hand: written straight into its blob file, which no row names (no reader
+            // finds it) until the commit; no `tmp/` file and no rename.
+            let id = BlobFiles.newID()
+            // In `blobs/` but not yet in the index: `verify(repair:)` must not take it for an orphan.
+            inFlightBlobs.withLock { _ = $0.insert(id) }
+            defer { inFlightBlobs.withLock { _ = $0.remove(id) } }
+            let fd = try files.createBlobFile(id)
             // Open until the entry is committed: with `.powerLoss` its batch fsyncs the body through it.
             defer { _ = cs_close(fd) }
             do {
-                try BlobFiles.writeAll(fd, body, path: files.tmpPath + "/" + name)
+                try BlobFiles.writeAll(fd, body, path: files.blobPath(id))
                 try fault("tmp-written")
                 try fault("tmp-synced")
             } catch {
-                cleanUp { files.removeTemporary(name) }
+                cleanUp { files.removeBlob(id) }
                 memory.remove(key)
                 throw error
             }
-            try commitFile(temporary: name, info: info, memoryEntry: StoredEntry(info: info, body: body),
-                           syncDescriptor: configuration.durability == .powerLoss ? fd : -1)
+            try commitRow(IndexRow(info: info, blobID: id, inlineBody: nil), newBlob: id, step: "blob-renamed",
+                          memoryEntry: StoredEntry(info: info, body: body),
+                          syncDescriptor: configuration.durability == .powerLoss ? fd : -1)
         }
         return info
     }
@@ -115,11 +124,9 @@ extension CacheStore {
         return info
     }
 
-    /// Renames the finished temporary file `tmp/<name>` into `blobs/` under a new id and commits its row;
-    /// `syncDescriptor` (an open descriptor of the file, or -1) is fsynced by the row's batch (see
-    /// ``groupCommit(_:)``), which also fsyncs `blobs/` with ``Durability/powerLoss``.
-    func commitFile(temporary name: String, info: EntryInfo, memoryEntry: StoredEntry?,
-                    syncDescriptor: Int32 = -1) throws(CacheStoreError) {
+    /// Renames the finished temporary file `tmp/<name>` into `blobs/` under a new id and commits its row (the
+    /// row's batch fsyncs `blobs/` first with ``Durability/powerLoss``; see ``groupCommit(_:)``).
+    func commitFile(temporary name: String, info: EntryInfo, memoryEntry: StoredEntry?) throws(CacheStoreError) {
         let id = BlobFiles.newID()
         // Named in `blobs/` but not yet in the index: `verify(repair:)` must not take it for an orphan.
         inFlightBlobs.withLock { _ = $0.insert(id) }
@@ -132,7 +139,7 @@ extension CacheStore {
             throw error
         }
         try commitRow(IndexRow(info: info, blobID: id, inlineBody: nil), newBlob: id, step: "blob-renamed",
-                      memoryEntry: memoryEntry, syncDescriptor: syncDescriptor)
+                      memoryEntry: memoryEntry)
     }
 
     /// Runs `action` unless a fault-injection test asked to leave the debris of a "dead" process behind.

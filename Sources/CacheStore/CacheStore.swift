@@ -6,8 +6,9 @@ import Synchronization
 ///
 /// Layout: `<directory>/<namespace>/{index.sqlite, blobs/<id>, tmp/, sessions/, lock}`. The index is SQLite in
 /// WAL mode; bodies above `Configuration.inlineThreshold` bytes are immutable files named by a random id, written
-/// `tmp/<id>` → fsync → `rename(2)` into `blobs/` → one index transaction, so a reader never sees a half-written
-/// body and a replaced entry always gets a new blob. The memory tier is a write-through LRU bounded in bytes and
+/// into `blobs/<id>` (a body held in memory) or streamed into `tmp/` and renamed there (`rename(2)`), then named by
+/// a row in one index transaction (fsyncs first with `Durability.powerLoss`), so a reader never sees a
+/// half-written body and a replaced entry always gets a new blob. The memory tier is a write-through LRU bounded in bytes and
 /// entries. All methods are synchronous and thread-safe; several processes may share one directory (see
 /// `CacheStore+Open.swift` for the locking protocol). Call `close()` when done with a store: it releases the
 /// namespace deterministically (`deinit` and an `exit()` handler are fallbacks). A directory this process may not

@@ -89,8 +89,10 @@ extension CacheStore {
         /// user's backup space. No effect on Linux. Default true.
         public var excludedFromBackup: Bool = true
 
-        /// Test hook: called with the name of each write step (`"tmp-written"`, `"tmp-synced"`, `"blob-renamed"`,
-        /// `"index-committed"`, `"old-blob-removed"`); throwing from it fails the write at that step.
+        /// Test hook: called with the name of each write step (`"tmp-written"` — the body file written, in `tmp/`
+        /// or, for a body stored from memory, in `blobs/` —, `"tmp-synced"`, `"blob-renamed"` — the file in
+        /// `blobs/`, its row not committed —, `"batch-row"` — inside the group commit's transaction, before the
+        /// row —, `"index-committed"`, `"old-blob-removed"`); throwing from it fails the write at that step.
         var faultInjection: (@Sendable (String) throws(CacheStoreError) -> Void)?
         /// Test hook: when true, a write failed by `faultInjection` does not clean up after itself, like a process
         /// that died at that step.
