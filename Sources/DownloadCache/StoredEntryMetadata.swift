@@ -40,10 +40,11 @@ public struct StoredEntryMetadata: Sendable, Hashable, Codable {
         return components.string ?? url
     }
 
-    /// The JSON encoding stored in CacheStore.
+    /// The JSON encoding stored in CacheStore (written by ``MetadataJSONWriter``: the form `JSONEncoder` gives
+    /// with dates as seconds since 1970).
     /// - Throws: `EncodingError` (only for values JSON cannot express, e.g. a NaN lifetime).
     public func encoded() throws -> Data {
-        try StoredEntryMetadata.encoder.encode(self)
+        try MetadataJSONWriter.encode(self)
     }
 
     /// Decodes stored metadata; `nil` when the bytes are not a metadata value of a known version.
@@ -52,12 +53,6 @@ public struct StoredEntryMetadata: Sendable, Hashable, Codable {
               value.version <= currentVersion else { return nil }
         return value
     }
-
-    private static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .secondsSince1970
-        return encoder
-    }()
 
     private static let decoder: JSONDecoder = {
         let decoder = JSONDecoder()
