@@ -26,6 +26,11 @@ package enum GetCommand: Command {
         meant for programs that keep one cache open (the library's RequestOptions.storage = .session), or to \
         fetch something without leaving it behind.
 
+        curl habits: a binary body (a NUL byte in its first bytes) is not written to a terminal unless '-o -' \
+        asks for it (exit 23); -s hides the progress bar, warnings and the error line (-sS keeps the error), \
+        -w prints facts after the body; an interrupted download is always resumed by the next get, so '-C -' \
+        changes nothing; --retry retries only what is transient and never once bytes went to stdout.
+
         \(FailureKind.helpTable)
         """
     }
@@ -197,6 +202,13 @@ package enum GetCommand: Command {
         }
         var options = try requestOptions(parsed)
         let trust = try TLSOptions.trust(parsed, context: context)
+        if parsed.flag("verbose") {
+            let console = context.console
+            options.waitingForAnotherProcess = { url in
+                console.err("waiting for another dlcache process downloading \(TerminalText.escaped(url.absoluteString)) "
+                            + "(its response answers this one too)")
+            }
+        }
         // An unverified response is never stored: a later verified run must not be answered with it.
         if !trust.verifiesPeer { options.writeToCache = false }
         let (output, remoteName) = try output(parsed, url: request.url, context: context)
@@ -217,7 +229,8 @@ package enum GetCommand: Command {
         // header fields before the body (--json, -i, -I, -D, --fail) wait for the whole response.
         let streams = !parsed.flag("json") && !include && parsed.value("dump-header") == nil && !parsed.flag("fail")
         if streams {
-            let plan = GetStreaming.Plan(output: output, refusingLinks: remoteName, verbose: parsed.flag("verbose"),
+            let plan = GetStreaming.Plan(output: output, refusingLinks: remoteName, refusingBinary: !bodyToStdout,
+                                         verbose: parsed.flag("verbose"),
                                          decoding: parsed.flag("compressed"), progress: messages.progress,
                                          retry: retry, record: record, rate: rate)
             return try await GetStreaming.run(request, options: options, plan: plan, cache: cache, context: context)
@@ -262,15 +275,16 @@ package enum GetCommand: Command {
             if let output {
                 let sink = try BodySink(file: output, refusingLinks: remoteName)
                 defer { sink.close() }
-                if include { try sink.write(Data(HeaderBlock.text(response, forTerminal: false).utf8)) }
+                if include { try sink.write(Data(HeaderBlock.text(response, forTerminal: false).utf8), isBody: false) }
                 if !headOnly {
                     try write(response, to: sink, decoding: parsed.flag("compressed"))
                     record.update { $0.sizeDownload = response.bodySize }
                 }
             } else if bodyToStdout || !parsed.flag("json") {
-                let sink = BodySink(console: context.console)
+                let sink = BodySink(console: context.console, refusingBinary: !bodyToStdout)
                 if include {
-                    try sink.write(Data(HeaderBlock.text(response, forTerminal: context.console.stdoutIsTerminal).utf8))
+                    try sink.write(Data(HeaderBlock.text(response, forTerminal: context.console.stdoutIsTerminal).utf8),
+                                   isBody: false)
                 }
                 if !headOnly {
                     try write(response, to: sink, decoding: parsed.flag("compressed"))
@@ -298,7 +312,8 @@ package enum GetCommand: Command {
             do {
                 response = try await cache.response(for: request, options: options)
             } catch {
-                let message = ResponseDescription.failureMessage(error, url: request.url)
+                let kept = cache.partialDescriptions(for: request.url).map(\.bytesKept).max()
+                let message = ResponseDescription.failureMessage(error, url: request.url, kept: kept)
                 if retriesLeft, RetryRule.isTransient(error) {
                     try await retry.wait(attempt: attempt, reason: message, retryAfter: nil, context: context)
                     continue

@@ -23,6 +23,8 @@ enum GetStreaming {
         var output: URL?
         /// Whether the output file is `-O`'s (opened refusing links).
         var refusingLinks = false
+        /// Whether a binary body is refused on a terminal (not with `-o -`).
+        var refusingBinary = false
         /// `-v`.
         var verbose = false
         /// `--compressed`: undo gzip/deflate on output.
@@ -67,7 +69,7 @@ enum GetStreaming {
         let console = context.console
         let output = plan.output
         let reporter: ProgressReporter? = plan.progress && console.stderrIsTerminal
-            ? ProgressReporter(console: console, start: context.environment.now(), now: context.environment.now) : nil
+            ? ProgressReporter(console: console, style: .bytes, start: context.environment.now(), now: context.environment.now) : nil
         let drawing = Mutex(false)
         if let reporter {
             let earlier = options.progress
@@ -82,7 +84,7 @@ enum GetStreaming {
         }
         let stream = cache.stream(request, options: options)
         let sink = try output.map { url throws(CommandFailure) in try BodySink(file: url, refusingLinks: plan.refusingLinks) }
-            ?? BodySink(console: console)
+            ?? BodySink(console: console, refusingBinary: plan.refusingBinary)
         defer { sink.close() }
         var iterator = stream.makeAsyncIterator()
         var written: Int64 = 0
@@ -127,14 +129,15 @@ enum GetStreaming {
             if drawing.withLock({ $0 }) { reporter?.finish() }
             // The call keeps its partial entry as it ends: the store must not be closed under it.
             _ = try? await stream.response()
+            let kept = cache.partialDescriptions(for: request.url).map(\.bytesKept).max()
             if retriesLeft, RetryRule.isTransient(error), written == 0 || output != nil {
-                throw TryAgain(reason: ResponseDescription.failureMessage(error, url: request.url))
+                throw TryAgain(reason: ResponseDescription.failureMessage(error, url: request.url, kept: kept))
             }
             var partial = output != nil && written > 0 ? " (\(written) bytes written to the output)" : ""
             if retriesLeft, RetryRule.isTransient(error), written > 0, output == nil {
                 partial += " (not tried again: \(written) bytes already went to standard output; -o FILE can be rewritten)"
             }
-            throw CommandFailure(ResponseDescription.failureMessage(error, url: request.url)
+            throw CommandFailure(ResponseDescription.failureMessage(error, url: request.url, kept: kept)
                 + GetCommand.staleCopyHint(error, request: request, options: options, cache: cache) + partial,
                 kind: FailureKind(error), url: error.url ?? request.url)
         }

@@ -15,11 +15,20 @@ final class BodySink: Sendable {
     private let refusesLinks: Bool
     /// The open descriptor once the first bytes arrived (-1 before).
     private let fd = Mutex<Int32>(-1)
+    /// Whether the first body bytes are still to be checked for binary content (stdout on a terminal only).
+    private let checksBinary: Mutex<Bool>
 
-    /// A sink writing to the console's stdout.
-    init(console: Console) {
+    /// The message of a binary body refused on a terminal (curl's words).
+    static let binaryRefusal = "Binary output can mess up your terminal. Use \"--output -\" to tell dlcache to output it "
+        + "to your terminal anyway, or consider \"--output <FILE>\" to save to a file."
+
+    /// A sink writing to the console's stdout. With `refusingBinary`, when stdout is a terminal the first body
+    /// bytes written are checked as curl checks them: one holding a NUL byte is refused (``binaryRefusal``,
+    /// exit 23) instead of reaching the terminal.
+    init(console: Console, refusingBinary: Bool = false) {
         target = .console(console)
         refusesLinks = false
+        checksBinary = Mutex(refusingBinary && console.stdoutIsTerminal)
     }
 
     /// A sink that creates or truncates the file at `url` when the body's first bytes are ready.
@@ -28,6 +37,7 @@ final class BodySink: Sendable {
     /// - Throws: ``CommandFailure`` when the file's directory does not exist (checked now, before the body).
     init(file url: URL, refusingLinks: Bool = false) throws(CommandFailure) {
         refusesLinks = refusingLinks
+        checksBinary = Mutex(false)
         let parent = url.deletingLastPathComponent().path
         var info = cs_file_info()
         guard cs_stat_path(parent, 1, &info) == 0 else {
@@ -61,11 +71,17 @@ final class BodySink: Sendable {
         }
     }
 
-    /// Writes `data` completely.
-    /// - Throws: ``CommandFailure`` when the file cannot be written (disk full...).
-    func write(_ data: Data) throws(CommandFailure) {
+    /// Writes `data` completely; `isBody` false for a header block (never checked as binary).
+    /// - Throws: ``CommandFailure`` when the file cannot be written (disk full...), or a binary body is refused.
+    func write(_ data: Data, isBody: Bool = true) throws(CommandFailure) {
         switch target {
         case .console(let console):
+            if isBody, !data.isEmpty, checksBinary.withLock({ (check: inout Bool) -> Bool in
+                defer { check = false }
+                return check
+            }), data.contains(0) {
+                throw CommandFailure(Self.binaryRefusal, kind: .write)
+            }
             let failure = console.writeBody(data)
             if failure != 0 {
                 throw CommandFailure("cannot write to standard output: \(Self.message(failure))", kind: .write)

@@ -55,14 +55,25 @@ package final class ProgressReporter: Sendable {
     package let redrawInterval: TimeInterval = 0.1
     /// Seconds between two time-based plain lines (non-terminal) while bytes arrive but no tenth completes.
     package let plainInterval: TimeInterval = 2
+    /// What the bar counts.
+    package enum Style: Sendable {
+        /// URLs done out of the job's (`prefetch`): `120/962  3.4 MB  1.2 MB/s  ETA 12s`.
+        case urls
+        /// The bytes of one body (`get`): `3.4 MB / 10.0 MB  1.2 MB/s  ETA 6s`, or `3.4 MB  1.2 MB/s` when its
+        /// length is unknown.
+        case bytes
+    }
+
     private let console: Console
+    private let style: Style
     private let start: Date
     private let now: @Sendable () -> Date
     private let state = Mutex(State())
 
     /// Creates a reporter writing to `console`'s stderr, measuring time with `now` from `start`.
-    package init(console: Console, start: Date, now: @escaping @Sendable () -> Date) {
+    package init(console: Console, style: Style = .urls, start: Date, now: @escaping @Sendable () -> Date) {
         self.console = console
+        self.style = style
         self.start = start
         self.now = now
     }
@@ -82,7 +93,8 @@ package final class ProgressReporter: Sendable {
                 }
                 s.lastDraw = time
                 s.drewBar = true
-                console.err("\r" + Self.bar(snapshot, elapsed: elapsed) + "\u{1B}[K", terminator: "")
+                let line = style == .bytes ? Self.byteBar(snapshot, elapsed: elapsed) : Self.bar(snapshot, elapsed: elapsed)
+                console.err("\r" + line + "\u{1B}[K", terminator: "")
                 return
             }
             guard snapshot.total > 0 else { return }
@@ -126,6 +138,28 @@ package final class ProgressReporter: Sendable {
         let filled = max(0, min(width, Formatting.wholeSeconds((fraction * Double(width)).rounded(.down))))
         let bar = "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "]"
         return bar + "  " + summary(s, elapsed: elapsed)
+    }
+
+    /// The live bar of one body: `[#####-----]  3.4 MB / 10.0 MB  1.2 MB/s  ETA 6s` when its length is known
+    /// (filled by bytes, the ETA from the byte rate), else `3.4 MB  1.2 MB/s` (no bar, no ETA).
+    package static func byteBar(_ s: Snapshot, elapsed: TimeInterval, width: Int = 24) -> String {
+        let speed = rate(bytes: s.transferredBytes, elapsed: elapsed)
+        guard let expected = s.expectedBytes, expected > 0 else {
+            return Formatting.bytes(s.bytes) + "  " + speed
+        }
+        let done = s.done >= s.total || s.bytes >= expected
+        let fraction = done ? 1 : min(1, Double(s.bytes) / Double(expected))
+        let filled = max(0, min(width, Formatting.wholeSeconds((fraction * Double(width)).rounded(.down))))
+        let bar = "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "]"
+        let left: String
+        if done {
+            left = "0s"
+        } else if s.transferredBytes > 0, elapsed > 0 {
+            left = Formatting.duration(Double(expected - s.bytes) / (Double(s.transferredBytes) / elapsed))
+        } else {
+            left = "--"
+        }
+        return "\(bar)  \(Formatting.bytes(s.bytes)) / \(Formatting.bytes(expected))  \(speed)  ETA \(left)"
     }
 
     /// `120/962  3.4 MB  1.2 MB/s  ETA 12s` (plus `  2 failed` when some failed). The rate counts only bytes

@@ -57,7 +57,11 @@ enum ResponseDescription {
     /// that also picks the exit code), naming the URL and, for TLS, the options that change trust; the error's
     /// detail in parentheses. A failed redirect target is named by its own URL (`DownloadError.url`), with the
     /// requested one. Any other error: `cannot get <url>: ` and its words (``ErrorText/describe(_:)``).
-    static func failureMessage(_ error: any Error, url: URL) -> String {
+    ///
+    /// `kept`: bytes of an interrupted transfer kept as a partial entry for `url` (nil or 0: none). When some are
+    /// kept, a timeout, lost connection, truncation or interruption says so and that the next `get` resumes,
+    /// instead of "nothing usable is cached".
+    static func failureMessage(_ error: any Error, url: URL, kept: Int64? = nil) -> String {
         guard let error = error as? DownloadError else {
             return "cannot get \(url.absoluteString): \(ErrorText.describe(error))"
         }
@@ -65,6 +69,7 @@ enum ResponseDescription {
             ?? url.absoluteString
         let detail = ErrorText.oneLine(error.detail)
         let kind = FailureKind(error)
+        let resumes = kept.map { $0 > 0 ? "; the \(Formatting.bytes($0)) received so far are kept and the next get resumes from there" : "" } ?? ""
         switch kind {
         case .dns:
             return "network error: cannot resolve the origin's host name for \(target) and nothing usable is cached (\(detail))"
@@ -75,11 +80,13 @@ enum ResponseDescription {
         case .http:
             return "HTTP error \(error.code.httpStatus.map(String.init) ?? "") for \(target): \(detail)"
         case .connect:
+            if !resumes.isEmpty { return "network error: the connection to the origin for \(target) was lost (\(detail))\(resumes)" }
             return "network error: cannot connect to the origin for \(target) and nothing usable is cached (\(detail))"
         case .timeout:
+            if !resumes.isEmpty { return "network error: timed out fetching \(target) (\(detail))\(resumes)" }
             return "network error: timed out fetching \(target) and nothing usable is cached (\(detail))"
         case .truncated:
-            return "network error: the body of \(target) arrived truncated; no complete response stored (\(detail))"
+            return "network error: the body of \(target) arrived truncated; no complete response stored (\(detail))\(resumes)"
         case .notCached:
             return "not cached: \(target) has no usable stored response and the policy forbids loading (\(detail))"
         case .storage:
@@ -87,7 +94,8 @@ enum ResponseDescription {
         case .tooManyRedirects:
             return "too many redirects from \(target) (\(detail))"
         case .cancelled:
-            return "cancelled: \(target) (\(detail))"
+            // The library's detail names its own plumbing (a cancelled task or stream consumer): say what happened.
+            return "interrupted: the download of \(target) was stopped before it completed\(resumes)"
         case .invalidRequest:
             return "invalid request for \(target): \(detail)"
         case .invalidResponse:

@@ -104,8 +104,10 @@ extension CacheStore {
     /// Only another holder of the same key (or of a key whose 63-bit hash collides) makes it wait. The lock
     /// directory `<namespace>/locks/` is created owner-only; it and the lock file are opened with `O_NOFOLLOW` and
     /// must be a directory and a regular file, so a symlink or anything else planted there makes locking
-    /// `.unavailable` (the caller fetches without the lock), never a write elsewhere.
-    public func acquireKeyLock(_ key: String, timeout: TimeInterval) async -> KeyLockAcquisition {
+    /// `.unavailable` (the caller fetches without the lock), never a write elsewhere. `onWait` is called once,
+    /// when the first try finds the lock held by another holder (before the first pause).
+    public func acquireKeyLock(_ key: String, timeout: TimeInterval,
+                               onWait: (@Sendable () -> Void)? = nil) async -> KeyLockAcquisition {
         guard !isReadOnly, !isClosed, files.handles.root >= 0 else { return .unavailable }
         if cs_make_directory_at(files.handles.root, "locks", 0o700) != 0, cs_classify_error(cs_errno()) != CS_ERROR_EXISTS {
             return .unavailable
@@ -123,6 +125,7 @@ extension CacheStore {
             case .failed, .foreign:
                 return .unavailable
             case .busy:
+                if !waited { onWait?() }
                 waited = true
                 if Date() >= deadline || Task.isCancelled { return .timedOut }
                 try? await Task.sleep(nanoseconds: pause)

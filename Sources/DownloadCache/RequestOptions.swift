@@ -48,6 +48,9 @@ public struct RequestOptions: Sendable {
     /// The most body bytes per second this request's exchanges receive (libcurl's `CURLOPT_MAX_RECV_SPEED_LARGE`,
     /// like curl's `--limit-rate`); `nil` = unlimited. The URLSession transport has no such setting and ignores it.
     public var maxReceiveBytesPerSecond: Int64?
+    /// Called with the request URL when the call starts waiting for another process on this machine that is
+    /// fetching the same cache key (``Configuration/crossProcessLockTimeout``), before the wait; `nil` = not told.
+    public var waitingForAnotherProcess: (@Sendable (URL) -> Void)?
     /// Called with the bytes received / expected of this request's download (only for the caller that
     /// started a coalesced download; others can use `DownloadCache.progress(for:)`).
     public var progress: (@Sendable (DownloadProgress) -> Void)?

@@ -30,7 +30,12 @@ extension DownloadCache {
         let primary = RFC9111.primaryKey(method: "GET", url: request.url)
         var localLock: KeyLock?
         if options.readsCache && options.writeToCache && configuration.crossProcessLockTimeout > 0 {
-            switch await store.acquireKeyLock(primary, timeout: configuration.crossProcessLockTimeout) {
+            var onWait: (@Sendable () -> Void)?
+            if let tell = options.waitingForAnotherProcess {
+                let url = request.url
+                onWait = { tell(url) }
+            }
+            switch await store.acquireKeyLock(primary, timeout: configuration.crossProcessLockTimeout, onWait: onWait) {
             case .acquired(let lock, let waited):
                 // After waiting, another process's fetch is over: read what it stored and never hold the lock for
                 // a fetch of our own (if it stored nothing, every waiter fetches at once, not one after another).

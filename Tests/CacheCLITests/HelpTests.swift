@@ -50,6 +50,12 @@ import DownloadCache
     storage is meant for programs that keep one cache open (the library's RequestOptions.storage =
     .session), or to fetch something without leaving it behind.
     
+    curl habits: a binary body (a NUL byte in its first bytes) is not written to a terminal unless '-o
+    -' asks for it (exit 23); -s hides the progress bar, warnings and the error line (-sS keeps the
+    error), -w prints facts after the body; an interrupted download is always resumed by the next get,
+    so '-C -' changes nothing; --retry retries only what is transient and never once bytes went to
+    stdout.
+    
     Exit codes (curl's where curl has one): 0 success; 1 other failure (not cached, storage, invalid
     response); 6 host name not resolved; 7 cannot connect; 18 body truncated; 22 HTTP status >= 400 with
     --fail; 23 cannot write the output; 28 timed out or stalled; 35 TLS handshake failed; 47 too many

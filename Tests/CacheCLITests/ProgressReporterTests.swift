@@ -161,4 +161,15 @@ import CacheTestSupport
         let lines = capture.stderr.split(separator: "\n")
         #expect(lines == ["prefetch: 0/1  4.0 KB  2.0 KB/s  ETA 8s", "prefetch: 0/1  8.0 KB  2.0 KB/s  ETA 6s"])
     }
+
+    @Test func getsBarCountsBytesNotURLs() {
+        let half = ProgressReporter.Snapshot(completed: 0, failed: 0, total: 1, bytes: 5_000_000, expectedBytes: 10_000_000)
+        #expect(ProgressReporter.byteBar(half, elapsed: 5, width: 10)
+                == "[#####-----]  5.0 MB / 10.0 MB  1.0 MB/s  ETA 5s")
+        let unknown = ProgressReporter.Snapshot(completed: 0, failed: 0, total: 1, bytes: 3_000_000)
+        #expect(ProgressReporter.byteBar(unknown, elapsed: 2) == "3.0 MB  1.5 MB/s")
+        let done = ProgressReporter.Snapshot(completed: 1, failed: 0, total: 1, bytes: 10_000_000, expectedBytes: 10_000_000)
+        #expect(ProgressReporter.byteBar(done, elapsed: 4, width: 4) == "[####]  10.0 MB / 10.0 MB  2.5 MB/s  ETA 0s")
+        #expect(!ProgressReporter.byteBar(half, elapsed: 5).contains("0/1"))
+    }
 }

@@ -1,0 +1,64 @@
+import Foundation
+import Testing
+@testable import CacheCLI
+import DownloadCache
+import CacheTestSupport
+
+/// Failure messages in the user's terms: an interrupted download says it was stopped (not the library's
+/// plumbing), and a timeout that kept a partial says so and that the next get resumes.
+@Suite struct FailureWordingTests {
+    @Test func anInterruptionSaysWhatHappened() {
+        let url = URL(string: "http://h/big")!
+        let message = ResponseDescription.failureMessage(DownloadError(.cancelled, "the stream's consumer was cancelled"),
+                                                         url: url, kept: 3_000_000)
+        #expect(message == "interrupted: the download of http://h/big was stopped before it completed; the 3.0 MB "
+                + "received so far are kept and the next get resumes from there")
+        #expect(!ResponseDescription.failureMessage(DownloadError(.cancelled, "x"), url: url).contains("kept"))
+    }
+
+    @Test func aTimeoutThatKeptAPartialSaysTheNextGetResumes() async throws {
+        let origin = try await OriginServer.start()
+        defer { origin.stop() }
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        try await origin.configure(path: "/slow", headers: [("Cache-Control", "max-age=600")], size: 3_000_000,
+                                   etag: "\"v1\"", rate: 500_000)
+        let output = cli.directory.appendingPathComponent("slow.bin")
+        let run = await cli.run(["get", "--max-time", "1", "-o", output.path, origin.url("/slow").absoluteString])
+        #expect(run.code == 28)
+        #expect(run.err.contains("received so far are kept and the next get resumes from there"), "\(run.err)")
+        #expect(!run.err.contains("nothing usable is cached"))
+        let resumed = await cli.run(["get", "-o", output.path, origin.url("/slow").absoluteString])
+        #expect(resumed.code == 0)
+        #expect(try await origin.hits("/slow").ranged == 1)
+        // Nothing kept, nothing cached: the old words are still right.
+        let refused = await cli.run(["get", "--no-read", "http://127.0.0.1:9/x"])
+        #expect(refused.err.contains("nothing usable is cached"))
+    }
+
+    /// A second process waiting on the first one's download of the same URL says so under -v, then answers from
+    /// what the first stored (one origin request).
+    @Test(.enabled(if: ExecutableTests.binary != nil, "dlcache is not built next to the test bundle"))
+    func waitingForAnotherProcessIsSaidUnderVerbose() async throws {
+        let origin = try await OriginServer.start()
+        defer { origin.stop() }
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-wait-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let env = ["DLCACHE_DIR": dir.path, "HOME": dir.path]
+        try await origin.configure(path: "/slow", headers: [("Cache-Control", "max-age=600")], size: 2_000_000,
+                                   rate: 1_000_000)
+        let binary = try #require(ExecutableTests.binary).path
+        let url = origin.url("/slow").absoluteString
+        let first = try ChildProcess([binary, "get", "-o", "/dev/null", url], environment: env, stdout: .discard)
+        defer { first.killAndReap() }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while try await origin.hits("/slow").total == 0, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let second = try await ChildProcess.run([binary, "get", "-v", "-o", "/dev/null", url], environment: env)
+        #expect(second.status == 0, "\(second.errorOutput)")
+        #expect(second.errorOutput.contains("waiting for another dlcache process downloading \(url)"), "\(second.errorOutput)")
+        #expect(first.wait(timeout: .seconds(30))?.status == 0)
+        #expect(try await origin.hits("/slow").total == 1)
+    }
+}
