@@ -45,8 +45,9 @@ import CacheTestSupport
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-wait-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: dir) }
         let env = ["DLCACHE_DIR": dir.path, "HOME": dir.path]
-        try await origin.configure(path: "/slow", headers: [("Cache-Control", "max-age=600")], size: 2_000_000,
-                                   rate: 1_000_000)
+        // Ten seconds of body: the second process starts and reaches the lock well within it, even on a loaded machine.
+        try await origin.configure(path: "/slow", headers: [("Cache-Control", "max-age=600")], size: 2_500_000,
+                                   rate: 250_000)
         let binary = try #require(ExecutableTests.binary).path
         let url = origin.url("/slow").absoluteString
         let first = try ChildProcess([binary, "get", "-o", "/dev/null", url], environment: env, stdout: .discard)
