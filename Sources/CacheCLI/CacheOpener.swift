@@ -77,12 +77,20 @@ enum CacheOpener {
         let location = try CacheLocation.resolve(parsed, environment: context.environment)
         let shared = sharedTier ? try SharedTierOption.configuration(parsed, environment: context.environment) : nil
         let limits = try StorageLimitOptions.parse(parsed)
-        return try open(location, console: context.console, create: create, verbose: parsed.flag("verbose")) { configuration in
+        let cache = try open(location, console: context.console, create: create, verbose: parsed.flag("verbose")) { configuration in
             configuration.sharedTier = shared
             configuration.now = context.environment.now
             limits.apply(to: &configuration)
             configure(&configuration)
         }
+        // A --max-disk below what is stored takes effect now, not at the next store: least recently used
+        // unpinned entries (partials first) are evicted down to it; pinned ones stay.
+        if limits.maxDisk != nil, cache.isCacheAvailable {
+            do { try cache.store.trim() } catch {
+                context.console.err("dlcache: cannot trim the cache to --max-disk: \(ErrorText.oneLine(ErrorText.describe(error)))")
+            }
+        }
+        return cache
     }
 
     /// Parses a command-line URL: absolute http or https with a host and, if given, a port from 1 to 65535.

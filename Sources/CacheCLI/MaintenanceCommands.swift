@@ -3,12 +3,13 @@ import DownloadCache
 import HTTPCacheSemantics
 import CacheStore
 
-/// `dlcache purge --expired|--session|--all`: removes a whole class of entries.
+/// `dlcache purge --expired|--session|--all|--max-disk SIZE`: removes a whole class of entries, or trims the
+/// cache to a size (least recently used unpinned entries first, as the limit evicts them).
 package enum PurgeCommand: Command {
     /// `purge`.
     package static let name = "purge"
     /// One line for help.
-    package static let abstract = "Remove expired (stale, unpinned), session, or all entries."
+    package static let abstract = "Remove expired (stale, unpinned), session, or all entries, or trim to a size."
     /// No arguments.
     package static var arguments: [ArgumentSpec] { [] }
     /// Options.
@@ -17,6 +18,7 @@ package enum PurgeCommand: Command {
             OptionSpec("expired", help: "Remove entries that are stale (RFC 9111) and not pinned."),
             OptionSpec("session", help: "Remove session entries."),
             OptionSpec("all", help: "Remove every entry, pinned ones included."),
+            OptionSpec("max-disk", .value("size"), help: "Evict least recently used unpinned entries until the bodies on disk fit SIZE (K/M/G as for get; any command given --max-disk trims the same way)."),
             CommonOptions.json,
         ]
     }
@@ -25,8 +27,23 @@ package enum PurgeCommand: Command {
     /// - Throws: ``UsageError`` unless exactly one selection is given, ``CommandFailure`` on a storage error.
     package static func run(_ parsed: ParsedArguments, context: CommandContext) async throws -> Int32 {
         let chosen = PurgeSelection.allCases.filter { parsed.flag($0.rawValue) }
+        if let size = parsed.value("max-disk") {
+            guard chosen.isEmpty else { throw UsageError("purge needs exactly one of --expired, --session, --all, --max-disk") }
+            // Opening with --max-disk trims (CacheOpener); what is left is reported.
+            let cache = try CacheOpener.open(parsed, context: context)
+            let stats = cache.statistics
+            if parsed.flag("json") {
+                context.console.out(try JSONOutput.line(["entries": stats.entries, "bytes": stats.diskBytes,
+                                                         "maxDiskBytes": try StorageLimitOptions.size(size, option: "max-disk"),
+                                                         "selection": "max-disk"] as [String: Any]))
+            } else {
+                context.console.out("trimmed to --max-disk \(size): \(stats.entries) \(stats.entries == 1 ? "entry" : "entries"), "
+                                    + "\(Formatting.bytes(stats.diskBytes)) on disk")
+            }
+            return 0
+        }
         guard chosen.count == 1, let selection = chosen.first else {
-            throw UsageError("purge needs exactly one of --expired, --session, --all")
+            throw UsageError("purge needs exactly one of --expired, --session, --all, --max-disk")
         }
         let cache = try CacheOpener.open(parsed, context: context)
         let removed: Int

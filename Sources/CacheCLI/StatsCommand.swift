@@ -48,6 +48,7 @@ package enum StatsCommand: Command {
                 "directory": cache.directoryURL.path,
                 "maxDiskBytes": limits.maxDiskBytes.map { $0 as Any } ?? NSNull(),
                 "maxEntryBytes": limits.entryByteLimit.map { $0 as Any } ?? NSNull(),
+                "overLimit": limits.maxDiskBytes.map { stats.diskBytes > $0 } ?? false,
             ]
             if let shared { object["sharedTier"] = sharedTierObject(shared, problem: problem) }
             context.console.out(try JSONOutput.line(object))
@@ -63,6 +64,11 @@ package enum StatsCommand: Command {
             ["limits:", "max disk \(limits.maxDiskBytes.map(Self.limitText) ?? "unlimited"), max entry "
                 + "\(limits.entryByteLimit.map(Self.limitText) ?? "unlimited") (this run's --max-disk / --max-entry, else the defaults)"],
         ]
+        if let maxDisk = limits.maxDiskBytes, stats.diskBytes > maxDisk {
+            rows.append(["over limit:", parsed.value("max-disk") != nil
+                ? "what is left over max disk is pinned (pinned entries are never evicted; unpin or rm them)"
+                : "on disk is over max disk; the next store, or any command given --max-disk, evicts the least recently used unpinned entries down to it"])
+        }
         if let shared { rows.append(sharedTierRow(shared, problem: problem, note: "; fetches work without it")) }
         context.console.out(Formatting.table(rows), terminator: "")
         return sharedTierExitCode(shared, problem: problem, context: context)

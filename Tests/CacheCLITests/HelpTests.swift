@@ -23,7 +23,7 @@ import DownloadCache
       rm                      Remove a URL's stored responses.
       pin                     Pin a URL's stored responses so limits never evict them.
       unpin                   Unpin a URL's stored responses.
-      purge                   Remove expired (stale, unpinned), session, or all entries.
+      purge                   Remove expired (stale, unpinned), session, or all entries, or trim to a size.
       verify                  Check every body's checksum and the index against the files.
       driver                  Answer JSON-lines requests from stdin through the cache (conformance driver).
       help                    Show help for dlcache or one of its subcommands.
@@ -199,8 +199,8 @@ import DownloadCache
         (["help", "fetch"], "Error: unknown subcommand 'fetch'; subcommands: get, prefetch, ls, info, stats, rm, pin, unpin, purge, verify, driver, help (see 'dlcache --help')"),
         (["ls", "extra"], "Error: unexpected argument 'extra' (see 'dlcache ls --help')"),
         (["info"], "Error: missing argument <url> (see 'dlcache info --help')"),
-        (["purge"], "Error: purge needs exactly one of --expired, --session, --all (see 'dlcache purge --help')"),
-        (["purge", "--all", "--expired"], "Error: purge needs exactly one of --expired, --session, --all (see 'dlcache purge --help')"),
+        (["purge"], "Error: purge needs exactly one of --expired, --session, --all, --max-disk (see 'dlcache purge --help')"),
+        (["purge", "--all", "--expired"], "Error: purge needs exactly one of --expired, --session, --all, --max-disk (see 'dlcache purge --help')"),
         (["prefetch", "--concurrency", "0"], "Error: invalid value '0' for '--concurrency': expected an integer from 1 to 1000 (see 'dlcache prefetch --help')"),
         (["verify", "--repair=yes"], "Error: option '--repair' takes no value (got '--repair=yes') (see 'dlcache verify --help')"),
     ])
