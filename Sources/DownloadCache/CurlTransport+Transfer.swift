@@ -84,6 +84,12 @@ final class CurlTransfer: @unchecked Sendable {
         headerBytes += Int64(bytes.count)
         let wasComplete = head.isComplete
         head.consume(bytes)
+        // RFC 9110 §15.2.2: a server switches protocols only when the request asked to with Upgrade, which this
+        // transport never sends; an unsolicited 101 is a broken response, never a head to read "a body" after.
+        if head.isComplete, !wasComplete, head.status == 101 {
+            responseProblem = "unsolicited 101 Switching Protocols to a request that asked for no upgrade (RFC 9110 §15.2.2)"
+            return false
+        }
         guard head.isComplete, !wasComplete, let status = head.status, !(100..<200).contains(status) else { return true }
         responseProblem = head.framingAnomaly
             ?? MessageFraming.responseProblem(status: status, headers: head.headers, version: head.version,
@@ -244,6 +250,9 @@ final class CurlTransfer: @unchecked Sendable {
             return .failure(truncation)
         case CURLE_RECV_ERROR where head.isComplete && bodyExpected:
             return .failure(truncation)
+        case CURLE_RECV_ERROR where !head.isComplete && detail(code).contains("Too large response headers"):
+            // libcurl refuses a response head over 300 KB in all (MAX_HTTP_RESP_HEADER_SIZE) with a receive error.
+            return .failure(.invalidResponse("response header too large (more than 300 KB of header lines, libcurl's limit)"))
         case CURLE_OUT_OF_MEMORY where !head.isComplete:
             // libcurl refuses a header line over 100 KB (CURL_MAX_HTTP_HEADER) with "out of memory".
             return .failure(.invalidResponse("response header too large (libcurl takes at most 100 KB per header line)"))
