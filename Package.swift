@@ -28,7 +28,7 @@ let package = Package(
         // on Linux (Debian libssl-dev), never our own.
         .target(
             name: "CacheSystem",
-            linkerSettings: [.linkedLibrary("crypto", .when(platforms: [.linux]))]
+            linkerSettings: [.linkedLibrary("crypto", .when(platforms: [.linux])), .linkedLibrary("z")]
         ),
         // Pure RFC 9111 decisions: no disk, no network, no clock reads. Imports nothing of ours.
         .target(name: "HTTPCacheSemantics"),

@@ -1,8 +1,8 @@
 import Foundation
 import CacheSystem
-import CZlib
 
-/// Body checksums (zlib's crc32) and file identity: what tells one version of a blob file from another, so a
+/// Body checksums (crc32 with zlib's polynomial, computed by ``CacheSystem``'s `cs_crc32`: libdeflate's where the
+/// system has it, zlib's otherwise) and file identity: what tells one version of a blob file from another, so a
 /// file whose checksum was verified once need not be read again until it changes.
 extension BlobFiles {
     /// What identifies one version of a file: device, inode, size, and modification and change times (ns).
@@ -48,11 +48,11 @@ extension BlobFiles {
         return identity
     }
 
-    /// zlib crc32 of `data`.
+    /// The crc32 of `data` (zlib's value), continuing `seed`.
     static func checksum(_ data: Data, seed: UInt32 = 0) -> UInt32 {
         data.withUnsafeBytes { raw -> UInt32 in
-            guard let base = raw.bindMemory(to: UInt8.self).baseAddress, raw.count > 0 else { return seed }
-            return UInt32(crc32_z(uLong(seed), base, z_size_t(raw.count)))
+            guard let base = raw.baseAddress, raw.count > 0 else { return seed }
+            return cs_crc32(seed, base, raw.count)
         }
     }
 
@@ -64,19 +64,19 @@ extension BlobFiles {
         let chunk = 1 << 20
         let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: chunk)
         defer { buffer.deallocate() }
-        var crc = uLong(seed)
+        var crc = seed
         var done: Int64 = 0
         while done < count {
             let n = cs_read_at(fd, buffer, Int(min(Int64(chunk), count - done)), offset + done)
             if n < 0 { throw CacheStoreError.posix(cs_errno(), "read \(path)") }
             if n == 0 { break }
-            crc = crc32_z(crc, buffer, z_size_t(n))
+            crc = cs_crc32(crc, buffer, Int(n))
             done += n
         }
-        return (done, UInt32(truncatingIfNeeded: crc))
+        return (done, crc)
     }
 
-    /// Size in bytes and zlib crc32 of the regular file `name` in the directory `fd`, read in 1 MiB chunks.
+    /// Size in bytes and crc32 of the regular file `name` in the directory `fd`, read in 1 MiB chunks.
     /// - Throws: `CacheStoreError` from `open`/`read` (`.unsafeFile` for a symbolic link or non-regular file).
     static func sizeAndChecksum(_ fd: Int32, _ name: String, path: String) throws(CacheStoreError) -> (size: Int64, crc: UInt32) {
         let file = try openForReading(fd, name, path: path)
@@ -84,22 +84,22 @@ extension BlobFiles {
         return try sizeAndChecksum(fd: file, path: path)
     }
 
-    /// Size in bytes and zlib crc32 of what is left to read of the open file `fd` (named `path` in errors),
+    /// Size in bytes and crc32 of what is left to read of the open file `fd` (named `path` in errors),
     /// read in 1 MiB chunks (never whole in memory).
     /// - Throws: `CacheStoreError` from `read`.
     static func sizeAndChecksum(fd: Int32, path: String) throws(CacheStoreError) -> (size: Int64, crc: UInt32) {
         let chunk = 1 << 20
         let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: chunk)
         defer { buffer.deallocate() }
-        var crc: uLong = 0
+        var crc: UInt32 = 0
         var total: Int64 = 0
         while true {
             let n = cs_read(fd, buffer, chunk)
             if n < 0 { throw CacheStoreError.posix(cs_errno(), "read \(path)") }
             if n == 0 { break }
-            crc = crc32_z(crc, buffer, z_size_t(n))
+            crc = cs_crc32(crc, buffer, Int(n))
             total += n
         }
-        return (total, UInt32(crc))
+        return (total, crc)
     }
 }

@@ -20,12 +20,15 @@
 #include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #ifdef __APPLE__
 #include <CommonCrypto/CommonDigest.h>
 #include <CommonCrypto/CommonHMAC.h>
 #else
+#include <dlfcn.h>
 #include <limits.h>
+#include <sys/sendfile.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/sha.h>
@@ -360,6 +363,110 @@ int cs_write_all(int fd, const void *buffer, size_t count) {
 }
 
 int cs_truncate(int fd, int64_t size) { return ftruncate(fd, (off_t)size); }
+
+// The portable copy: pread into a 1 MiB buffer, write it all.
+static int64_t copy_by_reading(int in_fd, int64_t offset, int out_fd, int64_t count) {
+    enum { chunk = 1 << 20 };
+    char *buffer = malloc(chunk);
+    if (buffer == NULL) { errno = ENOMEM; return -1; }
+    int64_t done = 0;
+    while (done < count) {
+        size_t want = (size_t)(count - done < chunk ? count - done : chunk);
+        ssize_t n = pread(in_fd, buffer, want, (off_t)(offset + done));
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            free(buffer);
+            return -1;
+        }
+        if (n == 0) break;
+        if (cs_write_all(out_fd, buffer, (size_t)n) != 0) {
+            int err = errno;
+            free(buffer);
+            errno = err;
+            return -1;
+        }
+        done += n;
+    }
+    free(buffer);
+    return done;
+}
+
+#ifndef __APPLE__
+// Errors that mean "this kind of copy does not work for these two files": the next kind is tried.
+static int copy_unsupported(int err) {
+    return err == EINVAL || err == EXDEV || err == ENOSYS || err == EOPNOTSUPP || err == EBADF || err == ETXTBSY;
+}
+#endif
+
+int64_t cs_copy_range(int in_fd, int64_t offset, int out_fd, int64_t count) {
+    if (count <= 0) return 0;
+#ifdef __APPLE__
+    return copy_by_reading(in_fd, offset, out_fd, count);
+#else
+    int64_t done = 0;
+    // copy_file_range: regular files only (an output pipe or terminal says EINVAL or EBADF).
+    while (done < count) {
+        off_t from = (off_t)(offset + done);
+        size_t want = (size_t)(count - done < (1 << 30) ? count - done : (1 << 30));
+        ssize_t n = copy_file_range(in_fd, &from, out_fd, NULL, want, 0);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            if (done == 0 && copy_unsupported(errno)) break;
+            return -1;
+        }
+        if (n == 0) return done;
+        done += n;
+    }
+    if (done == count) return done;
+    // sendfile: any output (a pipe, a terminal, a file opened for appending).
+    while (done < count) {
+        off_t from = (off_t)(offset + done);
+        size_t want = (size_t)(count - done < (1 << 30) ? count - done : (1 << 30));
+        ssize_t n = sendfile(out_fd, in_fd, &from, want);
+        if (n < 0) {
+            if (errno == EINTR || errno == EAGAIN) continue;
+            if (done == 0 && copy_unsupported(errno)) break;
+            return -1;
+        }
+        if (n == 0) return done;
+        done += n;
+    }
+    if (done == count) return done;
+    int64_t rest = copy_by_reading(in_fd, offset + done, out_fd, count - done);
+    return rest < 0 ? -1 : done + rest;
+#endif
+}
+
+typedef uint32_t (*crc32_function)(uint32_t, const void *, size_t);
+// NULL until the first call looks; then libdeflate's function, or `zlib_crc32` when it is not there.
+static _Atomic(crc32_function) crc32_chosen = NULL;
+
+static uint32_t zlib_crc32(uint32_t crc, const void *buffer, size_t count) {
+    return (uint32_t)crc32_z((uLong)crc, (const Bytef *)buffer, (z_size_t)count);
+}
+
+static crc32_function choose_crc32(void) {
+    crc32_function chosen = atomic_load_explicit(&crc32_chosen, memory_order_acquire);
+    if (chosen != NULL) return chosen;
+    chosen = zlib_crc32;
+#ifndef __APPLE__
+    // Loaded once per process and never closed; both functions give the same values (CRC-32/ISO-HDLC).
+    void *library = dlopen("libdeflate.so.0", RTLD_NOW | RTLD_LOCAL);
+    if (library != NULL) {
+        crc32_function found = (crc32_function)dlsym(library, "libdeflate_crc32");
+        if (found != NULL) chosen = found;
+    }
+#endif
+    atomic_store_explicit(&crc32_chosen, chosen, memory_order_release);
+    return chosen;
+}
+
+uint32_t cs_crc32(uint32_t crc, const void *buffer, size_t count) {
+    if (count == 0) return crc;
+    return choose_crc32()(crc, buffer, count);
+}
+
+int cs_crc32_is_accelerated(void) { return choose_crc32() != zlib_crc32; }
 
 int cs_seek(int fd, int64_t offset) { return lseek(fd, (off_t)offset, SEEK_SET) < 0 ? -1 : 0; }
 

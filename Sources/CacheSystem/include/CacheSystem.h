@@ -139,6 +139,18 @@ int64_t cs_read_at(int fd, void *buffer, size_t count, int64_t offset);
 int cs_write_all(int fd, const void *buffer, size_t count);
 /// Sets an open file's size in bytes.
 int cs_truncate(int fd, int64_t size);
+/// Copies up to `count` bytes of the regular file `in_fd` from byte `offset` to `out_fd` at its file position
+/// (a regular file, a pipe or a terminal), in the kernel where it can: Linux `copy_file_range` (a regular output
+/// file), then `sendfile` (any output), then `pread`/`write` through a 1 MiB buffer; Apple platforms `pread`/
+/// `write` (`fcopyfile` copies whole files only). Retries on EINTR and short copies; returns the bytes copied
+/// (fewer than `count` only when `in_fd` ends first), -1 with the error number (EPIPE, ENOSPC ...) on failure.
+int64_t cs_copy_range(int in_fd, int64_t offset, int out_fd, int64_t count);
+/// The crc32 of `count` bytes (zlib's polynomial and conventions: start with 0, pass the previous value to
+/// continue). Linux: libdeflate's `libdeflate_crc32` (PCLMULQDQ folding, ≈6x zlib's speed here) when the system
+/// has `libdeflate.so.0`, loaded on the first call; else, and on Apple platforms, zlib's `crc32_z`.
+uint32_t cs_crc32(uint32_t crc, const void *buffer, size_t count);
+/// 1 when ``cs_crc32`` uses libdeflate, 0 when it uses zlib.
+int cs_crc32_is_accelerated(void);
 /// Moves the file offset to `offset` bytes from the start.
 int cs_seek(int fd, int64_t offset);
 /// Makes an open file's data durable: `fsync` on Linux, `fcntl(F_FULLFSYNC)` on Apple platforms (plain
