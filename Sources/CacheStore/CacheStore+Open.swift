@@ -31,7 +31,9 @@ import CacheSystem
 /// - An open that cannot write (disk full, an index SQLite cannot set up) falls back to read-only, so what is
 ///   stored is still served.
 /// - The index itself is shared through SQLite WAL with a busy timeout; every write is one `BEGIN IMMEDIATE`
-///   transaction.
+///   transaction. The `-wal` and `-shm` files stay between processes (`SQLITE_FCNTL_PERSIST_WAL`; the last close
+///   checkpoints and truncates the WAL to 0 bytes), and an open that finds the schema complete and nothing to
+///   recover runs no write transaction, so a process that only reads creates, deletes and syncs nothing.
 /// - A store whose directory exists but cannot be written (permissions, a read-only mount) or whose configuration
 ///   says `readOnly` opens read-only: it creates nothing, runs no recovery, leaves no marker, takes the shared lock
 ///   only when the lock file can be opened for reading, and opens the index with `SQLITE_OPEN_READONLY` — or, when
@@ -284,11 +286,15 @@ extension CacheStore {
 
         var doomed: [String] = []
         var missing = 0
-        let deletedRows = try index.db.transaction { () throws(CacheStoreError) -> Int in
+        // Pending rows (never written by this version, which inserts a row only once its body is in place),
+        // session rows, and rows unused for longer than maxAge. Each condition has its own index: O(matches).
+        let cutoff = configuration.maxAge.map { configuration.currentTime().timeIntervalSince1970 - $0 } ?? -Double.infinity
+        // After a clean shutdown with nothing to delete, no write transaction (the common open of a process
+        // answering from the cache).
+        var rowWork = unclean
+        if !rowWork { rowWork = try index.hasRowsToRecover(unusedBefore: cutoff) }
+        let deletedRows = !rowWork ? 0 : try index.db.transaction { () throws(CacheStoreError) -> Int in
             var count = 0
-            // Pending rows (never written by this version, which inserts a row only once its body is in place),
-            // session rows, and rows unused for longer than maxAge. Each condition has its own index: O(matches).
-            let cutoff = configuration.maxAge.map { configuration.currentTime().timeIntervalSince1970 - $0 } ?? -Double.infinity
             for removed in try index.deleteIncomplete() + index.deleteSessionRows() + index.deleteUnused(before: cutoff) {
                 count += 1
                 if let blob = removed.blobID { doomed.append(blob) }
@@ -330,6 +336,7 @@ extension CacheStore {
                                         log: (String) -> Void) throws(CacheStoreError) -> Set<String> {
         var kept = Set<String>()
         var dropped = 0
+        guard try index.hasPartialRows() else { return kept }
         try index.db.transaction { () throws(CacheStoreError) in
             for row in try index.allPartials() {
                 // Only a name the store made is a file of `tmp/` (an edited row's `../x` is never opened or cut).

@@ -52,6 +52,15 @@ final class SQLiteConnection {
         sqlite3_busy_timeout(handle, Int32(timeout * 1000))
     }
 
+    /// Keeps the `-wal` and `-shm` files when the last connection closes (`SQLITE_FCNTL_PERSIST_WAL`), so a
+    /// process that opens, reads and closes creates and deletes no file; with `PRAGMA journal_size_limit=0` the
+    /// closing checkpoint truncates the WAL to 0 bytes. The data is the same either way: what matters to
+    /// readers is the WAL's content, and an empty one holds nothing.
+    func keepWriteAheadLogFiles() {
+        var on: Int32 = 1
+        _ = sqlite3_file_control(handle, "main", SQLITE_FCNTL_PERSIST_WAL, &on)
+    }
+
     /// `path` percent-encoded for an SQLite `file:` URI (everything but unreserved characters and `/`).
     static func uriEscaped(_ path: String) -> String {
         var result = ""

@@ -94,10 +94,14 @@ final class StoreIndex {
         return version
     }
 
-    /// Switches to WAL and creates the schema when missing.
+    /// Switches to WAL, keeps the `-wal` and `-shm` files between processes (the last close checkpoints and
+    /// truncates the WAL to 0 bytes instead of deleting both), and creates the schema when missing (an index
+    /// already complete at ``schemaVersion`` is left alone: no write transaction).
     /// - Throws: `CacheStoreError` from SQLite.
     func setUp() throws(CacheStoreError) {
-        try db.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=OFF;")
+        try db.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=OFF; PRAGMA journal_size_limit=0;")
+        db.keepWriteAheadLogFiles()
+        guard !isSetUpAtCurrentVersion() else { return }
         try db.transaction { () throws(CacheStoreError) in
             try db.execute("""
             CREATE TABLE IF NOT EXISTS meta(name TEXT PRIMARY KEY, value TEXT NOT NULL);

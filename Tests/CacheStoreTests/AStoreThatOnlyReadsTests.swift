@@ -3,7 +3,9 @@ import Testing
 @testable import CacheStore
 
 /// A store that only reads (the process answering one request from the cache) writes nothing but its access times
-/// and hit/miss counts, and leaves the namespace's files as it found them: no session marker, no `-wal` / `-shm`.
+/// and hit/miss counts, and leaves the namespace's files as it found them: no session marker, and the `-wal` /
+/// `-shm` files the last close keeps (the WAL truncated to 0 bytes) are the same files, neither deleted nor
+/// created again.
 @Suite struct AStoreThatOnlyReadsTests {
     /// Every path below the namespace directory, relative to it.
     static func fileSet(_ store: URL) -> Set<String> {
@@ -13,6 +15,14 @@ import Testing
             while let path = walker.nextObject() as? String { result.insert(path) }
         }
         return result
+    }
+
+    /// The inode number and size of the file at `path` (not following a symbolic link), or nil when missing.
+    static func identity(_ path: String) -> (inode: UInt64, size: Int64)? {
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
+              let inode = (attributes[.systemFileNumber] as? NSNumber)?.uint64Value,
+              let size = (attributes[.size] as? NSNumber)?.int64Value else { return nil }
+        return (inode, size)
     }
 
     @Test func aHitLeavesTheFileSetAsItWasAndItsBookkeepingSurvivesTheClose() throws {
@@ -26,7 +36,11 @@ import Testing
         #expect(BlobFiles.list(writer.files.sessionsPath).count == 1)  // a writing store has its marker
         writer.close()
         let before = Self.fileSet(writer.directoryURL)
-        #expect(!before.contains("index.sqlite-wal") && !before.contains("index.sqlite-shm"))
+        #expect(before.contains("index.sqlite-wal") && before.contains("index.sqlite-shm"))
+        let walPath = writer.directoryURL.appendingPathComponent("index.sqlite-wal").path
+        let shmPath = writer.directoryURL.appendingPathComponent("index.sqlite-shm").path
+        let filesBefore = [Self.identity(walPath), Self.identity(shmPath)]
+        #expect(Self.identity(walPath)?.size == 0)
 
         clock.advance(600)
         let reader = try CacheStore(configuration: testConfiguration(dir, clock: clock))
@@ -34,6 +48,9 @@ import Testing
         #expect(BlobFiles.list(reader.files.sessionsPath).isEmpty)
         reader.close()
         #expect(Self.fileSet(reader.directoryURL) == before)
+        // The same two files (same inode numbers), the WAL empty again after the closing checkpoint.
+        #expect([Self.identity(walPath)?.inode, Self.identity(shmPath)?.inode] == filesBefore.map { $0?.inode })
+        #expect(Self.identity(walPath)?.size == 0)
 
         let later = try CacheStore(configuration: testConfiguration(dir, clock: clock))
         defer { later.close() }
