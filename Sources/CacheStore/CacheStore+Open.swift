@@ -28,7 +28,8 @@ import CacheSystem
 /// - Every file and directory the store creates is owner-only (0600 / 0700); an existing namespace directory
 ///   others may access is tightened to 0700 with a log line. A namespace directory or index file owned by
 ///   another user (not root) is opened read-only: its owner could read what this store would write.
-/// - An open that cannot write (disk full, an index SQLite cannot set up) falls back to read-only, so what is
+/// - An open that cannot write (disk full: fewer than `minimumAvailableBytes` available or a write refused for
+///   lack of space; an index SQLite cannot set up) falls back to read-only, so what is
 ///   stored is still served.
 /// - The index itself is shared through SQLite WAL with a busy timeout; every write is one `BEGIN IMMEDIATE`
 ///   transaction. The `-wal` and `-shm` files stay between processes (`SQLITE_FCNTL_PERSIST_WAL`; the last close
@@ -50,6 +51,10 @@ extension CacheStore {
         /// Why the store is read-only; nil when it is writable.
         var readOnlyReason: String?
     }
+
+    /// Below this many bytes available on its file system, a store opens read-only (as when a write fails
+    /// with "no space left"): 64 KiB, a few index pages and a small body.
+    static let minimumAvailableBytes: Int64 = 64 << 10
 
     /// Checks a namespace name: 1–64 characters of `[A-Za-z0-9._-]`, not `.` or `..`.
     /// - Throws: `CacheStoreError.Code.invalidNamespace`.
@@ -97,6 +102,13 @@ extension CacheStore {
         }
         if !files.isWritable() {
             return try openReadOnly(files, configuration, reason: "\(files.root.path) is not writable", log: log)
+        }
+        // A full disk is found here, not by the first body write: an open with nothing to set up or recover
+        // writes nothing, so without this check a store would open writable and a download would fail later.
+        let available = cs_available_bytes(files.handles.root)
+        if available >= 0, available < Self.minimumAvailableBytes, files.indexFileSize() != nil {
+            return try openReadOnly(files, configuration,
+                                    reason: "the disk is full (\(available) bytes available on \(files.root.path))", log: log)
         }
         files.makeFilesOwnerOnly(notes: &notes)
         applyPlatformAttributes(files, configuration, notes: &notes)

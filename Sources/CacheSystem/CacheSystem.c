@@ -17,6 +17,7 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
@@ -500,6 +501,13 @@ int cs_start_writeback(int fd) {
 
 int cs_access(const char *path, int write) {
     return access(path, write ? (W_OK | X_OK) : (R_OK | X_OK));
+}
+
+int64_t cs_available_bytes(int fd) {
+    // POSIX fstatvfs on both platforms (Darwin's struct statvfs has the same two fields).
+    struct statvfs s;
+    if (fstatvfs(fd, &s) != 0) return -1;
+    return (int64_t)s.f_bavail * (int64_t)s.f_frsize;
 }
 
 // MARK: Locks

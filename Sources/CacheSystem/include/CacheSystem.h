@@ -166,6 +166,10 @@ int cs_start_writeback(int fd);
 /// 0 when this process may search and read (`write` == 0) or search and write (`write` != 0) `path`.
 int cs_access(const char *path, int write);
 
+/// Bytes an unprivileged process may still write on the file system holding the open file `fd` (`fstatvfs`:
+/// available blocks × fragment size, the same call on Darwin and Linux); -1 when it cannot be read.
+int64_t cs_available_bytes(int fd);
+
 // MARK: Locks (flock: whole file, per open description, released on close)
 
 enum cs_lock_mode { CS_LOCK_UNLOCK = 0, CS_LOCK_SHARED = 1, CS_LOCK_EXCLUSIVE = 2 };
