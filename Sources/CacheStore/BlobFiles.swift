@@ -163,18 +163,21 @@ struct BlobFiles: Sendable {
         return fd
     }
 
-    /// A new random file name (32 lowercase hex digits) for a blob or a temporary file.
+    /// A new random file name (32 lowercase hex digits: 128 bits from the system's generator) for a blob or a
+    /// temporary file.
     static func newID() -> String {
-        let uuid = UUID().uuid
-        let bytes = [uuid.0, uuid.1, uuid.2, uuid.3, uuid.4, uuid.5, uuid.6, uuid.7,
-                     uuid.8, uuid.9, uuid.10, uuid.11, uuid.12, uuid.13, uuid.14, uuid.15]
+        // The system generator (`getrandom` on Linux, `arc4random` on Apple platforms); Foundation's `UUID()`
+        // opens, reads and closes `/dev/urandom` on every call on Linux.
+        var generator = SystemRandomNumberGenerator()
+        let words = (generator.next() as UInt64, generator.next() as UInt64)
         // Hex digits written directly: `String(format:)` per byte cost more than the rest of a small write.
         let digits: [UInt8] = Array("0123456789abcdef".utf8)
         var hex = [UInt8]()
         hex.reserveCapacity(32)
-        for byte in bytes {
-            hex.append(digits[Int(byte >> 4)])
-            hex.append(digits[Int(byte & 0x0F)])
+        for word in [words.0, words.1] {
+            for shift in stride(from: 60, through: 0, by: -4) {
+                hex.append(digits[Int((word >> UInt64(shift)) & 0x0F)])
+            }
         }
         return String(decoding: hex, as: UTF8.self)
     }

@@ -78,9 +78,10 @@ extension CacheStore {
     /// row that fails (a constraint, an injected fault) is rolled back alone and the others commit. A waiter whose
     /// row an earlier batch ran finds its outcome when it gets the lock and returns at once.
     ///
-    /// With ``Durability/powerLoss`` the batch first makes its bodies durable in one pass (write-back started for
-    /// every body, then an fsync of each — the first one's journal commit carries the others — then one fsync of
-    /// `blobs/`), so a row never becomes durable before its body.
+    /// With ``Durability/powerLoss`` the batch first makes its bodies durable in one pass — write-back started for
+    /// every body at once, so their writes are in flight together, then an fsync of each (which mostly waits for
+    /// writes already queued; on a journaling file system the first one's commit carries the others' metadata),
+    /// then one fsync of `blobs/` — so a row never becomes durable before its body.
     /// - Throws: the row's own `CacheStoreError`, or the batch's (the sync pass of its body, the transaction, the
     ///   commit); `.permissionDenied` / `.invalidArgument` for a read-only or closed store.
     func groupCommit(_ pending: PendingCommit) throws(CacheStoreError) -> CommitOutcome {

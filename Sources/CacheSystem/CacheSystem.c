@@ -266,6 +266,16 @@ int cs_open_file_at(int directory, const char *name, enum cs_open_access access,
     case CS_OPEN_CREATE_NEW: flags |= O_CREAT | O_EXCL; break;
     default: break;
     }
+    if (creation == CS_OPEN_CREATE_NEW) {
+        // O_CREAT | O_EXCL succeeds only by creating a new regular file (it fails on any existing name, a
+        // symbolic link included): no FIFO to guard against, nothing to check, no flag to clear.
+        int fd;
+        do {
+            fd = openat(directory, name, flags & ~O_NONBLOCK, (mode_t)permissions);
+        } while (fd < 0 && errno == EINTR);
+        if (fd < 0 && errno == EMLINK) errno = ELOOP;
+        return fd;
+    }
     struct stat s;
     int fd = open_regular_at(directory, name, flags, (mode_t)permissions, &s);
     if (fd < 0) return -1;

@@ -157,8 +157,9 @@ int cs_seek(int fd, int64_t offset);
 /// `fsync` there only reaches the drive's cache), falling back to `fsync` where F_FULLFSYNC is refused.
 int cs_sync(int fd);
 /// Starts writing an open file's dirty pages to the device without waiting (`sync_file_range` with
-/// `SYNC_FILE_RANGE_WRITE` on Linux), so that a later `cs_sync` of several files waits for one journal commit;
-/// does nothing on Apple platforms (each `cs_sync` there is a full flush). Returns 0, or -1 with errno set.
+/// `SYNC_FILE_RANGE_WRITE` on Linux), so that the writes of several files are in flight together before each is
+/// `cs_sync`ed; does nothing on Apple platforms (each `cs_sync` there is a full flush). Returns 0, or -1 with
+/// errno set.
 int cs_start_writeback(int fd);
 
 // MARK: Access checks
