@@ -32,7 +32,7 @@ package enum RemoveCommand: Command {
         guard let given = parsed.positionals.first else { throw UsageError("missing <url> (or '--prefix <url>')") }
         if parsed.flag("dry-run") { throw UsageError("'--dry-run' needs '--prefix <url>'") }
         let url = try CacheOpener.url(given)
-        let cache = try CacheOpener.open(parsed, context: context)
+        let cache = try CacheOpener.open(parsed, context: context) { $0.opensToFreeSpace = true }
         let removed: Int
         do { removed = try cache.removeEntries(for: url) } catch {
             throw CommandFailure("storage error: cannot remove \(url.absoluteString): \(ErrorText.describe(error))",
@@ -53,7 +53,7 @@ package enum RemoveCommand: Command {
     /// - Throws: ``UsageError`` for an empty prefix, ``CommandFailure`` when nothing matches or the store fails.
     static func removePrefix(_ prefix: String, parsed: ParsedArguments, context: CommandContext) throws -> Int32 {
         guard !prefix.isEmpty else { throw UsageError("invalid value '' for '--prefix': expected the start of a URL") }
-        let cache = try CacheOpener.open(parsed, context: context)
+        let cache = try CacheOpener.open(parsed, context: context) { $0.opensToFreeSpace = true }
         let urls = Set(cache.entryDescriptions().map(\.url).filter { $0.hasPrefix(prefix) }).sorted()
         guard !urls.isEmpty else { throw CommandFailure("not cached: nothing stored under \(prefix)", kind: .notCached) }
         let dryRun = parsed.flag("dry-run")

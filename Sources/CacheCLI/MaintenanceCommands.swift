@@ -30,7 +30,11 @@ package enum PurgeCommand: Command {
         if let size = parsed.value("max-disk") {
             guard chosen.isEmpty else { throw UsageError("purge needs exactly one of --expired, --session, --all, --max-disk") }
             // Opening with --max-disk trims (CacheOpener); what is left is reported.
-            let cache = try CacheOpener.open(parsed, context: context)
+            let cache = try CacheOpener.open(parsed, context: context) { $0.opensToFreeSpace = true }
+            if cache.store.isReadOnly {
+                throw CommandFailure("storage error: cannot trim the cache to --max-disk \(size): "
+                    + "\(ErrorText.oneLine(cache.readOnlyReason ?? "the store is read-only"))", kind: .storage)
+            }
             let stats = cache.statistics
             if parsed.flag("json") {
                 context.console.out(try JSONOutput.line(["entries": stats.entries, "bytes": stats.diskBytes,
@@ -45,7 +49,7 @@ package enum PurgeCommand: Command {
         guard chosen.count == 1, let selection = chosen.first else {
             throw UsageError("purge needs exactly one of --expired, --session, --all, --max-disk")
         }
-        let cache = try CacheOpener.open(parsed, context: context)
+        let cache = try CacheOpener.open(parsed, context: context) { $0.opensToFreeSpace = true }
         let removed: Int
         do { removed = try cache.purge(selection) } catch {
             throw CommandFailure("storage error: purge --\(selection.rawValue) failed: \(ErrorText.describe(error))")

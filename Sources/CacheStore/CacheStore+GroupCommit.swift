@@ -120,11 +120,17 @@ extension CacheStore {
                 try index.flushTouches()
                 try index.flushCounters(upTo: counters)
                 if runnable.count == 1 { return [Result { () throws(CacheStoreError) in try apply(runnable[0].row, index) }] }
-                return runnable.map { commit in
-                    Result { () throws(CacheStoreError) in
+                var outcomes: [Result<CommitOutcome, CacheStoreError>] = []
+                for commit in runnable {
+                    let outcome = Result { () throws(CacheStoreError) in
                         try index.db.savepoint { () throws(CacheStoreError) in try apply(commit.row, index) }
                     }
+                    // A row whose error made SQLite roll back the whole transaction took the earlier rows with
+                    // it: the batch fails as one, and no later row runs outside it.
+                    if case .failure(let error) = outcome, !index.db.isInTransaction { throw error }
+                    outcomes.append(outcome)
                 }
+                return outcomes
             }
             index.flushedCounters = counters
             for (commit, outcome) in zip(runnable, outcomes) { commit.finish(outcome) }

@@ -106,7 +106,8 @@ extension CacheStore {
         // A full disk is found here, not by the first body write: an open with nothing to set up or recover
         // writes nothing, so without this check a store would open writable and a download would fail later.
         let available = cs_available_bytes(files.handles.root)
-        if available >= 0, available < Self.minimumAvailableBytes, files.indexFileSize() != nil {
+        if !configuration.opensToFreeSpace, available >= 0, available < Self.minimumAvailableBytes,
+           files.indexFileSize() != nil {
             return try openReadOnly(files, configuration,
                                     reason: "the disk is full (\(available) bytes available on \(files.root.path))", log: log)
         }

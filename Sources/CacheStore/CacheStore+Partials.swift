@@ -214,13 +214,19 @@ extension CacheStore {
         guard let maxBytes = configuration.maxDiskBytes else { return [] }
         let entryBytes = try index.totals().bytes
         var partialBytes = try index.partialBytes()
-        guard entryBytes + partialBytes > maxBytes else { return [] }
+        // The totals row is read from a file another process may have damaged: a sum that overflows counts as
+        // over the limit instead of trapping.
+        func overLimit() -> Bool {
+            let (sum, overflow) = entryBytes.addingReportingOverflow(partialBytes)
+            return overflow || sum > maxBytes
+        }
+        guard overLimit() else { return [] }
         var evicted: [String] = []
         let candidates = try index.allPartials().filter { $0.owner == nil || $0.file == keeping }
         let ordered = candidates.filter { $0.file != keeping } + candidates.filter { $0.file == keeping }
-        for row in ordered where entryBytes + partialBytes > maxBytes {
+        for row in ordered where overLimit() {
             try index.deletePartial(file: row.file)
-            partialBytes -= row.verified
+            partialBytes -= min(max(row.verified, 0), partialBytes)
             evicted.append(row.file)
         }
         return evicted

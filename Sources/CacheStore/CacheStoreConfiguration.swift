@@ -75,6 +75,12 @@ extension CacheStore {
         /// `CacheStore.isReadOnly`. Default false.
         public var readOnly: Bool = false
 
+        /// The store is opened to remove entries (a purge, an `rm`): the rule that opens read-only when fewer than
+        /// `CacheStore.minimumAvailableBytes` are available on its file system does not apply, because deleting is
+        /// how a cache that filled its disk gets space back. An open whose writes then fail still opens read-only.
+        /// Default false.
+        public var opensToFreeSpace: Bool = false
+
         /// What an acknowledged write survives. Default ``Durability/processCrash``.
         public var durability: Durability = .processCrash
 

@@ -139,6 +139,11 @@ final class SQLiteConnection {
 
     /// Rows changed by the last statement.
     var changes: Int { Int(sqlite3_changes(handle)) }
+
+    /// Whether a transaction is open. SQLite rolls back the whole transaction by itself after some errors
+    /// (SQLITE_FULL, SQLITE_IOERR, SQLITE_NOMEM…), even inside a savepoint; a caller batching rows checks this
+    /// after a failed row, since later statements would otherwise run, and commit, on their own.
+    var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
 }
 
 /// A prepared statement borrowed from a `SQLiteConnection`; valid until the next `prepare` of the same SQL.

@@ -125,6 +125,10 @@ extension DownloadCache {
         /// Where ``memoryWarningNotifications`` and ``backgroundNotifications`` are observed. Default
         /// `NotificationCenter.default`.
         public var notificationCenter: NotificationCenter = .default
+        /// The cache is opened to remove entries (`purge(_:)`, `removeEntries(for:)`): a store on a file system with
+        /// almost no space left opens writable anyway, since deleting frees space (see
+        /// `CacheStore.Configuration.opensToFreeSpace`). Default false.
+        public var opensToFreeSpace: Bool = false
 
         /// The default cache root: `$DLCACHE_DIR` when set, else `dlcache` in the platform's caches directory —
         /// on Apple platforms the app's Caches directory (within a subdirectory named after the bundle identifier
@@ -151,6 +155,7 @@ extension DownloadCache {
             store.durability = durability
             store.fileProtection = fileProtection
             store.excludedFromBackup = excludedFromBackup
+            store.opensToFreeSpace = opensToFreeSpace
             // Storage problems go where the caller sends the client's own log lines (the CLI shows them only with -v).
             let log = log
             store.logger = { message in log("store: \(message)") }

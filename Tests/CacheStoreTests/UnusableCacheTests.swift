@@ -7,6 +7,54 @@ import Testing
 /// never fail: what is stored is still served when it can be read, and `CacheStore.unavailable` is the store a
 /// client works with when nothing can be opened (every read misses, every write is refused, no file is touched).
 @Suite(.serialized) struct UnusableCacheTests {
+    /// A store opened to free space (a purge, an `rm`) opens writable on a disk with under 64 KiB left, where any
+    /// other open is read-only, and its removals give the space back. (With no byte left SQLite cannot commit the
+    /// removals either; that case stays read-only in effect.)
+    @Test(.enabled(if: TestMounts.canMountTmpfs, "needs permission to mount a tmpfs (root)"))
+    func aStoreOpenedToFreeSpaceRemovesEntriesOnAFullDisk() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        #expect(TestMounts.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", dir.url.path]))
+        defer { _ = TestMounts.run(["umount", "-l", dir.url.path]) }
+        var config = testConfiguration(dir)
+        config.maxDiskBytes = nil
+        var stored: [Int] = []
+        do {
+            let store = try CacheStore(configuration: config)
+            for i in 0..<100 {
+                do {
+                    try store.store(bytes(100_000, seed: UInt8(i)), metadata: Data(), for: StoreKey(primary: "\(i)"))
+                    stored.append(i)
+                } catch {
+                    break
+                }
+            }
+            store.close()
+        }
+        #expect(stored.count >= 5)
+        let filler = dir.url.appendingPathComponent("filler")
+        _ = FileManager.default.createFile(atPath: filler.path, contents: nil)
+        if let handle = try? FileHandle(forWritingTo: filler) {
+            let chunk = Data(count: 4 << 10)
+            while (try? handle.write(contentsOf: chunk)) != nil {}
+            // Leave 40 KiB: under the 64 KiB below which an ordinary open is read-only, enough for SQLite to
+            // commit the removals.
+            if let end = try? handle.seekToEnd(), end > 40 << 10 { try? handle.truncate(atOffset: end - (40 << 10)) }
+            try? handle.close()
+        }
+        #expect(try CacheStore(configuration: config).isReadOnly, "an ordinary open of a nearly full disk is read-only")
+        var freeing = config
+        freeing.opensToFreeSpace = true
+        let store = try CacheStore(configuration: freeing)
+        #expect(!store.isReadOnly)
+        try store.removeAll()
+        #expect(store.allEntries().isEmpty)
+        store.close()
+        let reopened = try CacheStore(configuration: config)
+        #expect(reopened.allEntries().isEmpty)
+        #expect(!reopened.isReadOnly, "the removed bodies gave the space back")
+    }
+
     @Test(.enabled(if: TestMounts.canMountTmpfs, "needs permission to mount a tmpfs (root)"))
     func aFullDiskStillServesWhatIsStored() throws {
         let dir = TemporaryDirectory()
