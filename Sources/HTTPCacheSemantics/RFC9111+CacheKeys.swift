@@ -161,6 +161,44 @@ extension RFC9111 {
         return true
     }
 
+    /// The first content coding of the stored response's `Content-Encoding` that the request's `Accept-Encoding`
+    /// does not accept, or `nil` when all are accepted (an identity-coded response always is).
+    ///
+    /// An implicit secondary key on `Accept-Encoding` (RFC 9111 §4.1 lets a cache decline a stored response),
+    /// applied to a coded response stored for a request that carried `Accept-Encoding`
+    /// (``varyingRequestHeaders(response:request:secret:)`` keeps that field then): origins often send a coded
+    /// response without `Vary: Accept-Encoding`. A request without `Accept-Encoding` asks for identity here, as
+    /// the transports send none (or `identity`) and decode nothing, so such a response is never selected for it;
+    /// a coded response an origin sent unasked is selected as stored. Codings compare case-insensitively; `x-gzip` is `gzip` (RFC 9110 §8.4.1.3).
+    static func unacceptedContentCoding(stored response: HTTPHeaders, request: HTTPHeaders) -> String? {
+        let codings = HeaderSyntax.listMembers(of: response, named: "Content-Encoding")
+            .map { canonicalCoding(HeaderSyntax.asciiLowercased($0)) }
+            .filter { $0 != "identity" }
+        guard !codings.isEmpty else { return nil }
+        var weights: [String: Bool] = [:]   // coding → acceptable (q > 0)
+        for member in HeaderSyntax.listMembers(of: request, named: "Accept-Encoding") {
+            let parts = member.split(separator: ";", omittingEmptySubsequences: false)
+            let name = canonicalCoding(HeaderSyntax.asciiLowercased(parts[0].trimmingCharacters(in: .whitespaces)))
+            var acceptable = true
+            for parameter in parts.dropFirst() {
+                let pair = parameter.split(separator: "=", maxSplits: 1)
+                guard pair.count == 2, pair[0].trimmingCharacters(in: .whitespaces).lowercased() == "q" else { continue }
+                acceptable = (Double(pair[1].trimmingCharacters(in: .whitespaces)) ?? 1) > 0
+            }
+            weights[name] = acceptable
+        }
+        for coding in codings where !(weights[coding] ?? weights["*"] ?? false) { return coding }
+        return nil
+    }
+
+    private static func canonicalCoding(_ coding: String) -> String {
+        switch coding {
+        case "x-gzip": "gzip"
+        case "x-compress": "compress"
+        default: coding
+        }
+    }
+
     private static func escape(_ text: String) -> String {
         guard text.contains(where: { $0 == "\\" || $0 == "\n" || $0 == ":" || $0 == "\r" }) else { return text }
         var out = ""
@@ -176,12 +214,18 @@ extension RFC9111 {
         return out
     }
 
-    /// The request header lines named by the response's `Vary`, to store with the response (§4.1); empty when
-    /// there is no `Vary` or it is `*`. A credential field (``credentialFields``) is kept as one line carrying
+    /// The request header lines named by the response's `Vary`, to store with the response (§4.1), plus
+    /// `Accept-Encoding` when the response has a non-identity `Content-Encoding`; empty when `Vary` is `*`. A credential field (``credentialFields``) is kept as one line carrying
     /// `secret`'s keyed hash of its normalised value, never in plaintext.
     public static func varyingRequestHeaders(response: CacheResponse, request: HTTPHeaders,
                                              secret: CacheKeySecret = .none) -> HTTPHeaders {
-        guard let names = HeaderSyntax.varyFieldNames(response.headers) else { return [] }
+        guard var names = HeaderSyntax.varyFieldNames(response.headers) else { return [] }
+        // A coded response keeps the Accept-Encoding it was negotiated for, Vary or not (unacceptedContentCoding).
+        if HeaderSyntax.listMembers(of: response.headers, named: "Content-Encoding").contains(where: {
+            HeaderSyntax.asciiLowercased($0) != "identity" }),
+           !names.contains(where: { HTTPHeaders.namesEqual($0, "Accept-Encoding") }) {
+            names.append("accept-encoding")
+        }
         var fields: [HTTPHeaders.Field] = []
         var hashed: Set<String> = []
         for field in request.fields where names.contains(where: { HTTPHeaders.namesEqual($0, field.name) }) {
@@ -199,8 +243,9 @@ extension RFC9111 {
 
     /// Whether `stored` may answer `request` as far as §4.1 goes beyond the URI: the stored request method
     /// allows it (same method, or a GET response for a HEAD request), the request presents the credentials the
-    /// response was stored for (``StoredResponse/credentialPartition``, §3.5) and the `Vary`-named request
-    /// fields match.
+    /// response was stored for (``StoredResponse/credentialPartition``, §3.5), the request's `Accept-Encoding`
+    /// accepts the stored `Content-Encoding` (``unacceptedContentCoding(stored:request:)``, also without `Vary`)
+    /// and the `Vary`-named request fields match.
     ///
     /// The target URI is matched by the primary-key lookup (``primaryKey(method:url:)``), not here. `secret` must
     /// be the one the response was stored with.
@@ -215,6 +260,10 @@ extension RFC9111 {
         if let partition = stored.credentialPartition,
            partition == CacheKeySecret.unavailableTag || partition != requestPartition(request, secret: secret) {
             return "stored response was obtained with other credentials than the request's (RFC 9111 §3.5)"
+        }
+        if stored.varyingRequestHeaders.contains("Accept-Encoding"),
+           let coding = unacceptedContentCoding(stored: stored.response.headers, request: request.headers) {
+            return "stored response has Content-Encoding \(coding), which the request's Accept-Encoding does not accept (RFC 9110 §12.5.3, RFC 9111 §4.1)"
         }
         guard stored.response.headers.contains("Vary") else { return nil }
         guard let names = HeaderSyntax.varyFieldNames(stored.response.headers) else {

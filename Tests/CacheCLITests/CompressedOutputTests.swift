@@ -57,4 +57,35 @@ import CacheTestSupport
         #expect(await cli.run(["get", "-o", file.path, origin.url("/g").absoluteString]).code == 0)
         #expect(try Data(contentsOf: file).prefix(2) == Data([0x1F, 0x8B]))
     }
+
+    /// A gzip response stored for `--compressed` without `Vary` (nginx with gzip_vary off) is not served to a plain
+    /// get: that one fetches (one more origin hit) and gets identity; its identity response replaces the gzip one
+    /// (same secondary key), and serves later plain and `--compressed` gets without the origin.
+    @Test func codedResponseStoredWithoutVaryIsNotServedToAPlainGet() async throws {
+        let origin = try OriginServer()
+        defer { origin.stop() }
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let text = String(repeating: "hello ", count: 100)
+        try await origin.configure(path: "/nv", headers: [("Cache-Control", "max-age=600")], body: text, gzip: true)
+        let url = origin.url("/nv").absoluteString
+        let a = cli.directory.appendingPathComponent("a"), b = cli.directory.appendingPathComponent("b")
+        let compressed = await cli.run(["get", "--compressed", "-o", a.path, url])
+        #expect(compressed.code == 0, "\(compressed.err)")
+        #expect(try String(contentsOf: a, encoding: .utf8) == text)
+        // The origin answers a request without Accept-Encoding in identity.
+        try await origin.configure(path: "/nv", headers: [("Cache-Control", "max-age=600")], body: text)
+        let plain = await cli.run(["get", "-v", "-o", b.path, url])
+        #expect(plain.code == 0, "\(plain.err)")
+        #expect(!plain.err.hasPrefix("HIT "), "\(plain.err)")
+        #expect(try String(contentsOf: b, encoding: .utf8) == text)
+        #expect(try await origin.hits("/nv").total == 2)
+        let again = await cli.run(["get", "-v", url])
+        #expect(again.err.hasPrefix("HIT "), "\(again.err)")
+        #expect(again.out == text)
+        let decoded = await cli.run(["get", "-v", "--compressed", url])
+        #expect(decoded.err.hasPrefix("HIT "), "\(decoded.err)")
+        #expect(decoded.out == text)
+        #expect(try await origin.hits("/nv").total == 2)
+    }
 }
