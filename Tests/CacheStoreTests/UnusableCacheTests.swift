@@ -7,6 +7,23 @@ import Testing
 /// never fail: what is stored is still served when it can be read, and `CacheStore.unavailable` is the store a
 /// client works with when nothing can be opened (every read misses, every write is refused, no file is touched).
 @Suite(.serialized) struct UnusableCacheTests {
+    /// Stores 100 000-byte bodies under keys "0", "1", … until a store fails (the disk is full) or 100 are
+    /// stored, then closes the store; returns the indices stored.
+    private func storeUntilTheDiskIsFull(_ config: CacheStore.Configuration) throws -> [Int] {
+        var stored: [Int] = []
+        let store = try CacheStore(configuration: config)
+        for i in 0..<100 {
+            do {
+                try store.store(bytes(100_000, seed: UInt8(i)), metadata: Data(), for: StoreKey(primary: "\(i)"))
+                stored.append(i)
+            } catch {
+                break
+            }
+        }
+        store.close()
+        return stored
+    }
+
     /// A store opened to free space (a purge, an `rm`) opens writable on a disk with under 64 KiB left, where any
     /// other open is read-only, and its removals give the space back. (With no byte left SQLite cannot commit the
     /// removals either; that case stays read-only in effect.)
@@ -18,19 +35,7 @@ import Testing
         defer { _ = TestMounts.run(["umount", "-l", dir.url.path]) }
         var config = testConfiguration(dir)
         config.maxDiskBytes = nil
-        var stored: [Int] = []
-        do {
-            let store = try CacheStore(configuration: config)
-            for i in 0..<100 {
-                do {
-                    try store.store(bytes(100_000, seed: UInt8(i)), metadata: Data(), for: StoreKey(primary: "\(i)"))
-                    stored.append(i)
-                } catch {
-                    break
-                }
-            }
-            store.close()
-        }
+        let stored = try storeUntilTheDiskIsFull(config)
         #expect(stored.count >= 5)
         let filler = dir.url.appendingPathComponent("filler")
         _ = FileManager.default.createFile(atPath: filler.path, contents: nil)
@@ -63,19 +68,7 @@ import Testing
         defer { _ = TestMounts.run(["umount", "-l", dir.url.path]) }
         var config = testConfiguration(dir)
         config.maxDiskBytes = nil
-        var stored: [Int] = []
-        do {
-            let store = try CacheStore(configuration: config)
-            for i in 0..<100 {
-                do {
-                    try store.store(bytes(100_000, seed: UInt8(i)), metadata: Data(), for: StoreKey(primary: "\(i)"))
-                    stored.append(i)
-                } catch {
-                    break
-                }
-            }
-            store.close()
-        }
+        let stored = try storeUntilTheDiskIsFull(config)
         #expect(stored.count >= 5)
         // Fill what is left, as another program would.
         let filler = dir.url.appendingPathComponent("filler")
