@@ -245,6 +245,9 @@ package enum GetCommand: Command {
             }
         }
         let failed = parsed.flag("fail") && response.status >= 400
+        if let warning = EntryLimitNotice.warning(response, limit: cache.store.configuration.entryByteLimit) {
+            context.console.err(warning)
+        }
         if parsed.flag("verbose") {
             for hop in response.redirects { context.console.err(ResponseDescription.redirectLine(hop)) }
             if !response.redirects.isEmpty {
@@ -312,7 +315,7 @@ package enum GetCommand: Command {
             do {
                 response = try await cache.response(for: request, options: options)
             } catch {
-                let kept = cache.partialDescriptions(for: request.url).map(\.bytesKept).max()
+                let kept = await GetStreaming.keptBytes(after: error, url: request.url, cache: cache)
                 let message = ResponseDescription.failureMessage(error, url: request.url, kept: kept)
                 if retriesLeft, RetryRule.isTransient(error) {
                     try await retry.wait(attempt: attempt, reason: message, retryAfter: nil, context: context)

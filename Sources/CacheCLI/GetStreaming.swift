@@ -129,7 +129,7 @@ enum GetStreaming {
             if drawing.withLock({ $0 }) { reporter?.finish() }
             // The call keeps its partial entry as it ends: the store must not be closed under it.
             _ = try? await stream.response()
-            let kept = cache.partialDescriptions(for: request.url).map(\.bytesKept).max()
+            let kept = await keptBytes(after: error, url: request.url, cache: cache)
             if retriesLeft, RetryRule.isTransient(error), written == 0 || output != nil {
                 throw TryAgain(reason: ResponseDescription.failureMessage(error, url: request.url, kept: kept))
             }
@@ -137,7 +137,9 @@ enum GetStreaming {
             if retriesLeft, RetryRule.isTransient(error), written > 0, output == nil {
                 partial += " (not tried again: \(written) bytes already went to standard output; -o FILE can be rewritten)"
             }
-            throw CommandFailure(ResponseDescription.failureMessage(error, url: request.url, kept: kept)
+            let notKept = (kept ?? 0) > 0 ? ""
+                : EntryLimitNotice.notKeptClause(headers: stream.headers, limit: cache.store.configuration.entryByteLimit)
+            throw CommandFailure(ResponseDescription.failureMessage(error, url: request.url, kept: kept) + notKept
                 + GetCommand.staleCopyHint(error, request: request, options: options, cache: cache) + partial,
                 kind: FailureKind(error), url: error.url ?? request.url)
         }
@@ -162,6 +164,9 @@ enum GetStreaming {
         let response = try await stream.response()
         plan.record?.update { $0.record(response) }
         removeTemporaryBody(response)
+        if let warning = EntryLimitNotice.warning(response, limit: cache.store.configuration.entryByteLimit) {
+            console.err(warning)
+        }
         if plan.verbose {
             for hop in response.redirects { console.err(ResponseDescription.redirectLine(hop)) }
             if !response.redirects.isEmpty {
@@ -224,6 +229,14 @@ enum GetStreaming {
             if pause > 0.001 { try? await Task.sleep(for: .milliseconds(Int(pause * 1000))) }
             if Task.isCancelled { return }
         }
+    }
+
+    /// The bytes of `url` kept as a partial entry after the call failed with `error` (nil or 0: none). A cancelled
+    /// caller returns before its exchange has ended (the exchange ends by itself and keeps what it received), so
+    /// after a cancellation the exchanges are awaited first: the message then says what was really kept.
+    static func keptBytes(after error: DownloadError, url: URL, cache: DownloadCache) async -> Int64? {
+        if error.code == .cancelled { await cache.waitForBackgroundWork() }
+        return cache.partialDescriptions(for: url).map(\.bytesKept).max()
     }
 
     /// Removes a body file that is not a stored blob: this process's temporary file, once written out.

@@ -29,9 +29,11 @@ enum ResponseDescription {
             + TerminalText.escaped(hop.location.absoluteString)
     }
 
-    /// The `--json` object: url (the final one), status, source, bytes, path, age, fresh, reason, cacheStatus
-    /// (RFC 9211 member), headers (+ statusText, fromCache), and redirects: one object per hop followed, first
-    /// first (`url`, `status`, `location`, `source`; `[]` when none was followed).
+    /// The `--json` object: url (the final one), status, source, bytes, path, age, fresh, stored (whether the
+    /// response is in the cache after this call: a hit, or a network response this call stored; when false,
+    /// `reason` says why, e.g. a body over `--max-entry`), reason, cacheStatus (RFC 9211 member), headers
+    /// (+ statusText, fromCache), and redirects: one object per hop followed, first first (`url`, `status`,
+    /// `location`, `source`; `[]` when none was followed).
     static func json(_ response: CachedResponse) -> [String: Any] {
         [
             "redirects": response.redirects.map { hop -> [String: Any] in
@@ -47,6 +49,7 @@ enum ResponseDescription {
             "path": JSONOutput.orNull(response.storedBodyURL?.path),
             "age": JSONOutput.seconds(response.age),
             "fresh": response.isFresh,
+            "stored": response.isFromCache || response.cacheStatus.stored,
             "reason": response.reason,
             "cacheStatus": response.cacheStatus.fieldValue,
             "headers": response.headers.map { [$0.name, $0.value] },

@@ -11,7 +11,7 @@ enum StorageLimitOptions {
     /// The two options, in help order.
     static let options: [OptionSpec] = [
         OptionSpec("max-disk", .value("size"), help: "Bytes of bodies kept on disk before the least recently used are evicted, > 0: 65536, 512K, 10MB, 1.5G (K/M/G = 1024-based, also as KiB/MiB/GiB; default 1G)."),
-        OptionSpec("max-entry", .value("size"), help: "Largest body stored, > 0, same units; larger ones are delivered, not stored, nothing evicted (default: max-disk/8)."),
+        OptionSpec("max-entry", .value("size"), help: "Largest body stored, > 0, same units; larger ones are delivered (with a warning), not stored or kept to resume, nothing evicted (default: max-disk/8)."),
     ]
 
     /// The limits given on the command line (`nil` = not given).

@@ -104,7 +104,7 @@ import DownloadCache
       --stall-timeout <seconds>
                               Fail as timed out when fewer than 1 KiB arrive in this many seconds (default: 30; 0: never).
       --max-disk <size>       Bytes of bodies kept on disk before the least recently used are evicted, > 0: 65536, 512K, 10MB, 1.5G (K/M/G = 1024-based, also as KiB/MiB/GiB; default 1G).
-      --max-entry <size>      Largest body stored, > 0, same units; larger ones are delivered, not stored, nothing evicted (default: max-disk/8).
+      --max-entry <size>      Largest body stored, > 0, same units; larger ones are delivered (with a warning), not stored or kept to resume, nothing evicted (default: max-disk/8).
       --cacert <file>         Trust the CA certificates in this PEM file instead of the system's (default: $CURL_CA_BUNDLE, else $SSL_CERT_FILE).
       --capath <dir>          Trust the CA certificates in this directory (OpenSSL hashed names; default: $SSL_CERT_DIR).
       -k, --insecure          Do not verify the origin's TLS certificate (warns on stderr; nothing is stored).
@@ -131,7 +131,7 @@ import DownloadCache
       --cache-dir <dir>       Cache root (default: $DLCACHE_DIR, else $XDG_CACHE_HOME/dlcache, else ~/.cache/dlcache).
       --namespace <name>      Namespace (one store per name) inside the cache root (default: default).
       --max-disk <size>       Bytes of bodies kept on disk before the least recently used are evicted, > 0: 65536, 512K, 10MB, 1.5G (K/M/G = 1024-based, also as KiB/MiB/GiB; default 1G).
-      --max-entry <size>      Largest body stored, > 0, same units; larger ones are delivered, not stored, nothing evicted (default: max-disk/8).
+      --max-entry <size>      Largest body stored, > 0, same units; larger ones are delivered (with a warning), not stored or kept to resume, nothing evicted (default: max-disk/8).
       --redis <url>           Also report whether this shared tier (Redis) answers now (default: $DLCACHE_REDIS).
       --json                  Print one JSON value on stdout instead of text.
       -h, --help              Show help information.

@@ -1,0 +1,41 @@
+import Foundation
+import DownloadCache
+import HTTPCacheSemantics
+
+/// What `get` says about a body over the per-entry limit (`--max-entry`, `Configuration.maxEntryBytes`): such a
+/// body is delivered but neither stored nor kept as a partial entry for a resume, so the next `get` downloads it
+/// again from byte 0. Without these words a user sees exit 0 and an empty cache.
+enum EntryLimitNotice {
+    /// The warning (one line, for stderr) after a network response that was not stored because its body is over
+    /// `limit` bytes; nil for any other response (stored, from the cache, not storable for another reason).
+    static func warning(_ response: CachedResponse, limit: Int64?) -> String? {
+        guard let limit, isOverLimit(response, limit: limit) else { return nil }
+        return "Warning: not stored: the \(Formatting.bytes(response.bodySize)) body of "
+            + "\(TerminalText.escaped(response.url.absoluteString)) is over the entry limit \(limitText(limit)); "
+            + "it was delivered, and the next get downloads it again"
+    }
+
+    /// Whether `response` came from the network and was not stored because its body is over `limit` bytes (the
+    /// client's reason names the limit; a response that was not storable anyway is not blamed on the limit).
+    static func isOverLimit(_ response: CachedResponse, limit: Int64) -> Bool {
+        response.source == .network && !response.cacheStatus.stored && response.bodySize > limit
+            && response.reason.contains("entry limit (maxEntryBytes)")
+    }
+
+    /// For an interrupted transfer that kept nothing: the clause saying why when the response's announced
+    /// length (`Content-Length` of `headers`) is over `limit` bytes, e.g. `; nothing was kept to resume: the
+    /// 200.0 MB body is over the entry limit 128.0 MiB (--max-entry), so the next get starts again from byte 0`;
+    /// "" otherwise.
+    static func notKeptClause(headers: HTTPHeaders?, limit: Int64?) -> String {
+        guard let limit, let text = headers?.first("Content-Length"), let length = Int64(text), length > limit else {
+            return ""
+        }
+        return "; nothing was kept to resume: the \(Formatting.bytes(length)) body is over the entry limit "
+            + "\(limitText(limit)), so the next get starts again from byte 0"
+    }
+
+    /// `128.0 MiB (--max-entry)`: the limit in the units the option takes.
+    static func limitText(_ limit: Int64) -> String {
+        "\(Formatting.binaryBytes(limit)) (--max-entry; default an eighth of --max-disk)"
+    }
+}
