@@ -71,8 +71,11 @@ enum CacheOpener {
     /// ``open(_:console:create:verbose:)`` for `create`; `-v` turns on the client's log lines).
     /// - Throws: ``UsageError`` for a bad location, ``CommandFailure`` when there is no cache (and `create` is
     ///   false) or the store cannot open.
-    /// `sharedTier` true reads `--redis` / `$DLCACHE_REDIS` (the fetching commands).
+    /// `sharedTier` true reads `--redis` / `$DLCACHE_REDIS` (the fetching commands). `trims` true (the commands
+    /// that write: `get`, `prefetch`) makes a `--max-disk` below what is stored take effect at once (``trim(_:context:)``,
+    /// reported on stderr); inspection commands pass false and only report against the limits given.
     static func open(_ parsed: ParsedArguments, context: CommandContext, create: Bool = false, sharedTier: Bool = false,
+                     trims: Bool = false,
                      configure: (inout DownloadCache.Configuration) -> Void = { _ in }) throws -> DownloadCache {
         let location = try CacheLocation.resolve(parsed, environment: context.environment)
         let shared = sharedTier ? try SharedTierOption.configuration(parsed, environment: context.environment) : nil
@@ -83,14 +86,53 @@ enum CacheOpener {
             limits.apply(to: &configuration)
             configure(&configuration)
         }
-        // A --max-disk below what is stored takes effect now, not at the next store: least recently used
-        // unpinned entries (partials first) are evicted down to it; pinned ones stay.
-        if limits.maxDisk != nil, cache.isCacheAvailable {
-            do { try cache.store.trim() } catch {
-                context.console.err("dlcache: cannot trim the cache to --max-disk: \(ErrorText.oneLine(ErrorText.describe(error)))")
-            }
+        if trims, let maxDisk = parsed.value("max-disk"), limits.maxDisk != nil,
+           let removed = trim(cache, context: context), removed.count > 0 {
+            context.console.err("dlcache: trimmed the cache to --max-disk \(maxDisk): removed \(removed.description), "
+                                + "least recently used first (pinned entries are kept)")
         }
         return cache
+    }
+
+    /// What a trim removed: complete entries and partial ones (kept bytes of interrupted transfers), and their bytes.
+    struct Removed: Sendable, Equatable {
+        var entries = 0
+        var partials = 0
+        var bytes: Int64 = 0
+
+        /// Entries and partials removed.
+        var count: Int { entries + partials }
+
+        /// `3 entries and 1 partial (400.0 KB)`, `1 entry (100.0 KB)`.
+        var description: String {
+            var parts: [String] = []
+            if entries > 0 || partials == 0 { parts.append("\(entries) \(entries == 1 ? "entry" : "entries")") }
+            if partials > 0 { parts.append("\(partials) partial\(partials == 1 ? "" : "s")") }
+            return parts.joined(separator: " and ") + " (\(Formatting.bytes(bytes)))"
+        }
+    }
+
+    /// Makes the configured limits hold now, not at the next store (`CacheStore.trim()`): unused entries past
+    /// their maximum age, then least recently used unpinned entries (partials first) down to `--max-disk`;
+    /// pinned ones stay. A failure is reported on stderr and the command goes on.
+    /// - Returns: what was removed (counted from the index before and after), or nil when the store could not
+    ///   be trimmed (unavailable, read-only, or the trim failed).
+    static func trim(_ cache: DownloadCache, context: CommandContext) -> Removed? {
+        guard cache.isCacheAvailable, !cache.store.isReadOnly else { return nil }
+        func census() -> Removed {
+            let stats = cache.statistics
+            let partials = cache.store.allPartials()
+            return Removed(entries: stats.entries, partials: partials.count,
+                           bytes: stats.diskBytes &+ partials.reduce(0) { $0 &+ max(0, $1.verifiedBytes) })
+        }
+        let before = census()
+        do { try cache.store.trim() } catch {
+            context.console.err("dlcache: cannot trim the cache to --max-disk: \(ErrorText.oneLine(ErrorText.describe(error)))")
+            return nil
+        }
+        let after = census()
+        return Removed(entries: max(0, before.entries - after.entries), partials: max(0, before.partials - after.partials),
+                       bytes: max(0, before.bytes &- after.bytes))
     }
 
     /// Parses a command-line URL: absolute http or https with a host and, if given, a port from 1 to 65535.

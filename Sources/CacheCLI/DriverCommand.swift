@@ -127,6 +127,10 @@ package enum DriverCommand: Command {
             $0.targetedFields = targets
             $0.sharedTier = shared
         }
+        if let maxDisk = parsed.value("max-disk"), let removed = CacheOpener.trim(cache, context: context), removed.count > 0 {
+            context.console.err("dlcache: trimmed the cache to --max-disk \(maxDisk): removed \(removed.description), "
+                                + "least recently used first (pinned entries are kept)")
+        }
         let session = DriverSession(cache: cache, options: sessionOptions, write: context.console.writeOut)
         let limit = DriverInFlightLimit(slots: sessionOptions.maxInFlight)
         await session.serve(DriverLineReader.lines(fd: 0, limit: limit), limit: limit)

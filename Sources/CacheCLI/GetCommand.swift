@@ -218,7 +218,7 @@ package enum GetCommand: Command {
         let bodyToStdout = parsed.value("output") == "-"
         let noStale = parsed.flag("no-stale-when-disconnected")
         let targets = try TargetedFieldOption.targets(parsed)
-        let cache = try CacheOpener.open(parsed, context: context, create: true, sharedTier: true) { configuration in
+        let cache = try CacheOpener.open(parsed, context: context, create: true, sharedTier: true, trims: true) { configuration in
             configuration.servesStaleWhenDisconnected = !noStale
             configuration.targetedFields = targets
             configuration.tlsTrust = trust

@@ -18,7 +18,7 @@ package enum PurgeCommand: Command {
             OptionSpec("expired", help: "Remove entries that are stale (RFC 9111) and not pinned."),
             OptionSpec("session", help: "Remove session entries."),
             OptionSpec("all", help: "Remove every entry, pinned ones included."),
-            OptionSpec("max-disk", .value("size"), help: "Evict least recently used unpinned entries until the bodies on disk fit SIZE (K/M/G as for get; any command given --max-disk trims the same way)."),
+            OptionSpec("max-disk", .value("size"), help: "Evict least recently used unpinned entries until the bodies on disk fit SIZE (K/M/G as for get; get, prefetch and driver given --max-disk trim the same way; stats only reports)."),
             CommonOptions.json,
         ]
     }
@@ -29,19 +29,25 @@ package enum PurgeCommand: Command {
         let chosen = PurgeSelection.allCases.filter { parsed.flag($0.rawValue) }
         if let size = parsed.value("max-disk") {
             guard chosen.isEmpty else { throw UsageError("purge needs exactly one of --expired, --session, --all, --max-disk") }
-            // Opening with --max-disk trims (CacheOpener); what is left is reported.
             let cache = try CacheOpener.open(parsed, context: context) { $0.opensToFreeSpace = true }
             if cache.store.isReadOnly {
                 throw CommandFailure("storage error: cannot trim the cache to --max-disk \(size): "
                     + "\(ErrorText.oneLine(cache.readOnlyReason ?? "the store is read-only"))", kind: .storage)
             }
+            guard let removed = CacheOpener.trim(cache, context: context) else {
+                throw CommandFailure("storage error: cannot trim the cache to --max-disk \(size)", kind: .storage)
+            }
             let stats = cache.statistics
             if parsed.flag("json") {
                 context.console.out(try JSONOutput.line(["entries": stats.entries, "bytes": stats.diskBytes,
+                                                         "removedEntries": removed.entries,
+                                                         "removedPartials": removed.partials,
+                                                         "removedBytes": removed.bytes,
                                                          "maxDiskBytes": try StorageLimitOptions.size(size, option: "max-disk"),
                                                          "selection": "max-disk"] as [String: Any]))
             } else {
-                context.console.out("trimmed to --max-disk \(size): \(stats.entries) \(stats.entries == 1 ? "entry" : "entries"), "
+                context.console.out("trimmed to --max-disk \(size): removed \(removed.description); left "
+                                    + "\(stats.entries) \(stats.entries == 1 ? "entry" : "entries"), "
                                     + "\(Formatting.bytes(stats.diskBytes)) on disk")
             }
             return 0

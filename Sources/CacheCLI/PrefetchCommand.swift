@@ -96,7 +96,7 @@ package enum PrefetchCommand: Command {
             context.console.err("skipped line \(bad.line): \(TerminalText.escaped(bad.reason))")
         }
         let trust = try TLSOptions.trust(parsed, context: context)
-        let cache = try CacheOpener.open(parsed, context: context, create: true, sharedTier: true) { configuration in
+        let cache = try CacheOpener.open(parsed, context: context, create: true, sharedTier: true, trims: true) { configuration in
             configuration.tlsTrust = trust
         }
         let environment = context.environment

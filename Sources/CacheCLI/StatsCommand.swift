@@ -15,7 +15,7 @@ package enum StatsCommand: Command {
     package static var arguments: [ArgumentSpec] { [] }
     /// Options.
     package static var options: [OptionSpec] {
-        CommonOptions.location + StorageLimitOptions.options + [SharedTierOption.statsSpec, CommonOptions.json]
+        CommonOptions.location + StorageLimitOptions.reportingOptions + [SharedTierOption.statsSpec, CommonOptions.json]
     }
 
     /// Prints the statistics.
@@ -34,7 +34,9 @@ package enum StatsCommand: Command {
         let stats = cache.statistics
         let hits = stats.memoryHits + stats.diskHits
         let misses = stats.diskMisses
-        let pinned = cache.store.allEntries().filter(\.isPinned).count
+        let pinnedEntries = cache.store.allEntries().filter(\.isPinned)
+        let pinned = pinnedEntries.count
+        let pinnedBytes = pinnedEntries.reduce(Int64(0)) { $0 &+ max(0, $1.bodySize) }
         let limits = cache.store.configuration
         if parsed.flag("json") {
             var object: [String: Any] = [
@@ -65,9 +67,12 @@ package enum StatsCommand: Command {
                 + "\(limits.entryByteLimit.map(Self.limitText) ?? "unlimited") (this run's --max-disk / --max-entry, else the defaults)"],
         ]
         if let maxDisk = limits.maxDiskBytes, stats.diskBytes > maxDisk {
-            rows.append(["over limit:", parsed.value("max-disk") != nil
+            // stats only reports: it never evicts, whatever --max-disk says.
+            rows.append(["over limit:", pinnedBytes > maxDisk
                 ? "what is left over max disk is pinned (pinned entries are never evicted; unpin or rm them)"
-                : "on disk is over max disk; the next store, or any command given --max-disk, evicts the least recently used unpinned entries down to it"])
+                : parsed.value("max-disk") != nil
+                ? "on disk is over max disk (stats removes nothing); get, prefetch or driver given this --max-disk, or purge --max-disk SIZE, evicts the least recently used unpinned entries down to it"
+                : "on disk is over max disk; the next store, or get, prefetch or purge given --max-disk, evicts the least recently used unpinned entries down to it"])
         }
         if let shared { rows.append(sharedTierRow(shared, problem: problem, note: "; fetches work without it")) }
         context.console.out(Formatting.table(rows), terminator: "")

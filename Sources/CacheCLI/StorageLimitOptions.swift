@@ -14,6 +14,12 @@ enum StorageLimitOptions {
         OptionSpec("max-entry", .value("size"), help: "Largest body stored, > 0, same units; larger ones are delivered (with a warning), not stored or kept to resume, nothing evicted (default: max-disk/8)."),
     ]
 
+    /// The two options for `stats`, which reports against the limits and removes nothing.
+    static let reportingOptions: [OptionSpec] = [
+        OptionSpec("max-disk", .value("size"), help: "Report against this limit of bytes on disk (same units as get's; default 1G); stats removes nothing."),
+        OptionSpec("max-entry", .value("size"), help: "Report this per-entry limit (default: max-disk/8); stats removes nothing."),
+    ]
+
     /// The limits given on the command line (`nil` = not given).
     struct Limits: Sendable {
         var maxDisk: Int64?

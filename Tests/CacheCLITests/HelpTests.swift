@@ -130,8 +130,8 @@ import DownloadCache
     OPTIONS:
       --cache-dir <dir>       Cache root (default: $DLCACHE_DIR, else $XDG_CACHE_HOME/dlcache, else ~/.cache/dlcache).
       --namespace <name>      Namespace (one store per name) inside the cache root (default: default).
-      --max-disk <size>       Bytes of bodies kept on disk before the least recently used are evicted, > 0: 65536, 512K, 10MB, 1.5G (K/M/G = 1024-based, also as KiB/MiB/GiB; default 1G).
-      --max-entry <size>      Largest body stored, > 0, same units; larger ones are delivered (with a warning), not stored or kept to resume, nothing evicted (default: max-disk/8).
+      --max-disk <size>       Report against this limit of bytes on disk (same units as get's; default 1G); stats removes nothing.
+      --max-entry <size>      Report this per-entry limit (default: max-disk/8); stats removes nothing.
       --redis <url>           Also report whether this shared tier (Redis) answers now (default: $DLCACHE_REDIS).
       --json                  Print one JSON value on stdout instead of text.
       -h, --help              Show help information.
