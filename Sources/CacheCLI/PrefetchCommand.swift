@@ -13,9 +13,11 @@ package enum PrefetchCommand: Command {
     package static var discussion: String? {
         """
         Reads URLs one per line from FILE, or from stdin when FILE is '-' or missing; blank lines and lines \
-        starting with '#' (comments) are skipped; LF and CRLF line ends both work and a leading UTF-8 \
-        byte-order mark is ignored. A line that is not an http(s) URL is reported on stderr with its line \
-        number and reason and skipped; the others are still fetched. Draws a live progress bar on a terminal \
+        starting with '#' (comments) are skipped, and so is a trailing comment: '#' after white space \
+        ('http://host/a.html  # the index'); LF and CRLF line ends both work and a leading UTF-8 \
+        byte-order mark is ignored. A line that is not an http(s) URL, or whose URL has white space inside \
+        (write it as %20), is reported on stderr with its line number and reason and skipped; the others are \
+        still fetched. Draws a live progress bar on a terminal \
         (count, bytes received so far, rate, ETA), plain lines otherwise, and a summary at the end. Exits 1 if \
         any URL failed or any line was invalid.
         """
@@ -64,25 +66,51 @@ package enum PrefetchCommand: Command {
     }
 
     /// Parses a URL list: one URL per line, lines ending in LF or CRLF (or a lone CR); a leading UTF-8 byte-order
-    /// mark is ignored; surrounding whitespace is trimmed; blank lines and lines starting with `#` are skipped.
+    /// mark is ignored; surrounding whitespace is trimmed; blank lines and lines starting with `#` are skipped,
+    /// and `#` after white space starts a trailing comment (`http://h/a  # note` is `http://h/a`).
     ///
     /// Lines are split with `Character.isNewline`, which also matches the single grapheme `"\r\n"`
     /// (`split(separator: "\n")` never splits a CRLF file, because Swift treats `"\r\n"` as one Character).
-    /// A line that is not an http(s) URL is kept in ``URLList/invalid`` with its 1-based number and reason.
+    /// A line that is not an http(s) URL, or whose URL has white space inside (Foundation would quietly encode it
+    /// as `%20`), is kept in ``URLList/invalid`` with its 1-based number and reason.
     static func parseURLList(_ text: String) -> URLList {
         var body = Substring(text)
         if body.unicodeScalars.first == "\u{FEFF}" { body = Substring(body.unicodeScalars.dropFirst()) }
         var list = URLList(urls: [], invalid: [])
         for (number, raw) in body.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
-            let line = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+            var line = raw.trimmingCharacters(in: .whitespacesAndNewlines)
             if line.isEmpty || line.hasPrefix("#") { continue }
+            if let comment = trailingComment(in: line) {
+                line = String(line[..<comment]).trimmingCharacters(in: .whitespaces)
+            }
+            // White space inside what starts as a URL: say so (a line that is no URL at all gets the URL error).
+            if line.contains(where: \.isWhitespace),
+               (try? CacheOpener.url(String(line.prefix(while: { !$0.isWhitespace })))) != nil {
+                list.invalid.append((number + 1, "invalid URL '\(line)': white space inside a URL (write it as %20; "
+                                     + "a comment after the URL starts with white space and '#')"))
+                continue
+            }
             do {
-                list.urls.append(try CacheOpener.url(line, what: "URL on line \(number + 1)"))
+                list.urls.append(try CacheOpener.url(line))
             } catch {
                 list.invalid.append((number + 1, error.message))
             }
         }
         return list
+    }
+
+    /// Where a trailing comment starts in `line`: the first white space followed (after more white space) by `#`;
+    /// nil when there is none. A `#` right after a character that is not white space is part of the URL (its
+    /// fragment).
+    static func trailingComment(in line: String) -> String.Index? {
+        var index = line.startIndex
+        while let space = line[index...].firstIndex(where: \.isWhitespace) {
+            let rest = line[space...].drop(while: \.isWhitespace)
+            if rest.first == "#" { return space }
+            guard let next = rest.indices.first else { return nil }
+            index = next
+        }
+        return nil
     }
 
     /// Downloads the URLs and prints the summary (text or JSON).

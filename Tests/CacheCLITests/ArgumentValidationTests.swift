@@ -74,7 +74,7 @@ import CacheTestSupport
         let list = PrefetchCommand.parseURLList("\u{FEFF}http://h/1\r\n\r\nnope\r\n")
         #expect(list.urls.map(\.path) == ["/1"])
         #expect(list.invalid.map(\.line) == [3])
-        #expect(list.invalid.first?.reason == "invalid URL on line 3 'nope': expected an absolute http:// or https:// URL")
+        #expect(list.invalid.first?.reason == "invalid URL 'nope': expected an absolute http:// or https:// URL")
     }
 
     @Test func aDirectoryAsTheListIsOneClearLine() async throws {
@@ -111,7 +111,7 @@ import CacheTestSupport
         defer { cli.cleanUp() }
         let skipped = await cli.run(["prefetch", "--json"], stdin: "http://127.0.0.1:99999/b\n")
         #expect(skipped.code == 1)
-        #expect(skipped.err == "skipped line 1: invalid URL on line 1 'http://127.0.0.1:99999/b': port 99999 is out of range (1-65535)\n")
+        #expect(skipped.err == "skipped line 1: invalid URL 'http://127.0.0.1:99999/b': port 99999 is out of range (1-65535)\n")
     }
 
     @Test("numeric options accept plain decimal numbers only", arguments: [

@@ -102,8 +102,8 @@ import CacheTestSupport
         let good = origin.url("/size/10").absoluteString
         let run = await cli.run(["prefetch"], stdin: "# a comment\nnot a url\n\(good)\nftp://x/\n")
         #expect(run.code == 1)
-        #expect(run.err.contains("skipped line 2: invalid URL on line 2 'not a url': expected an absolute http:// or https:// URL\n"), "\(run.err)")
-        #expect(run.err.contains("skipped line 4: invalid URL on line 4 'ftp://x/'"), "\(run.err)")
+        #expect(run.err.contains("skipped line 2: invalid URL 'not a url': expected an absolute http:// or https:// URL\n"), "\(run.err)")
+        #expect(run.err.contains("skipped line 4: invalid URL 'ftp://x/'"), "\(run.err)")
         #expect(run.out.hasPrefix("prefetched 1/1 URLs"))
         #expect(run.out.contains(", 2 invalid lines skipped"))
         #expect(try await origin.hits("/size/10").total == 1)
@@ -111,6 +111,30 @@ import CacheTestSupport
         #expect(json.code == 1)
         let invalid = try #require(try json.object()["invalidLines"] as? [[String: Any]])
         #expect(invalid.count == 1 && invalid.first?["line"] as? Int == 1)
+    }
+
+    /// `URL # note` is the URL (a trailing comment), `URL#frag` keeps its fragment, and white space inside a URL
+    /// makes the line invalid instead of being fetched as `%20`.
+    @Test func aTrailingCommentIsStrippedAndWhiteSpaceInsideAURLIsAnInvalidLine() async throws {
+        let list = PrefetchCommand.parseURLList(
+            "http://h/a # the index\nhttp://h/b\t#tab\nhttp://h/c#frag\nhttp://h/d e\nhttp://h/f g # note\n  # indented\n")
+        #expect(list.urls.map(\.absoluteString) == ["http://h/a", "http://h/b", "http://h/c#frag"])
+        #expect(list.invalid.map(\.line) == [4, 5])
+        #expect(list.invalid.first?.reason == "invalid URL 'http://h/d e': white space inside a URL (write it as %20; "
+                + "a comment after the URL starts with white space and '#')")
+        let origin = try OriginServer()
+        defer { origin.stop() }
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let good = origin.url("/size/10").absoluteString
+        let run = await cli.run(["prefetch"], stdin: "\(good)   # ten bytes\n\(good)x y\n")
+        #expect(run.code == 1)
+        #expect(run.err.contains("skipped line 2: invalid URL '\(good)x y': white space inside a URL"), "\(run.err)")
+        #expect(!run.err.contains("on line"), "\(run.err)")
+        #expect(run.out.hasPrefix("prefetched 1/1 URLs"), "\(run.out)")
+        #expect(try await origin.hits("/size/10").total == 1)
+        let ls = await cli.run(["ls"])
+        #expect(!ls.out.contains("%20"), "\(ls.out)")
     }
 
     @Test func missingListFileIsAFailure() async throws {
