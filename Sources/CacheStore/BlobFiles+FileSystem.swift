@@ -157,9 +157,9 @@ extension BlobFiles {
     /// - Throws: `CacheStoreError`: `.notFound` when absent, `.io` on a short or long file, `.unsafeFile` for a
     ///   symbolic link or non-regular file.
     func readBlob(_ id: String, expectedSize: Int64) throws(CacheStoreError) -> (Data, FileIdentity) {
-        try withOpenBlob(id, expectedSize: expectedSize) { (fd, path, identity) throws(CacheStoreError) in
-            (try Self.readAll(fd: fd, path: path, count: Int(expectedSize)), identity)
-        }
+        let (fd, identity) = try openBlob(id, expectedSize: expectedSize)
+        defer { _ = cs_close(fd) }
+        return (try Self.readAll(fd: fd, path: blobPath(id), count: Int(expectedSize)), identity)
     }
 
     /// Opens `name` in the directory `fd` for reading (no symbolic link, regular files only).
@@ -192,9 +192,9 @@ extension BlobFiles {
         return try body(fd, blobPath(id), identity)
     }
 
-    /// Reads exactly `count` bytes from `fd` (named `path` in errors).
+    /// Reads exactly `count` bytes from `fd`; `path` names it in errors and is only evaluated for one.
     /// - Throws: `CacheStoreError` from `read`; `.io` when the file ends early.
-    private static func readAll(fd: Int32, path: String, count: Int) throws(CacheStoreError) -> Data {
+    private static func readAll(fd: Int32, path: @autoclosure () -> String, count: Int) throws(CacheStoreError) -> Data {
         var data = Data(count: count)
         let failure: Int32 = data.withUnsafeMutableBytes { raw -> Int32 in
             guard let base = raw.baseAddress else { return 0 }
@@ -207,8 +207,8 @@ extension BlobFiles {
             }
             return 0
         }
-        if failure == -1 { throw CacheStoreError(.io, "read \(path): the file ended early") }
-        if failure != 0 { throw CacheStoreError.posix(failure, "read \(path)") }
+        if failure == -1 { throw CacheStoreError(.io, "read \(path()): the file ended early") }
+        if failure != 0 { throw CacheStoreError.posix(failure, "read \(path())") }
         return data
     }
 }

@@ -258,10 +258,9 @@ public final class CacheStore: Sendable {
         let generationNow = generation.isShared ? generation.current : nil
         let row: IndexRow?
         do {
+            let touch = recordsUse && !isReadOnly ? now.timeIntervalSince1970 : nil
             row = try withIndex { (index: StoreIndex) throws(CacheStoreError) -> IndexRow? in
-                let row = try index.row(for: key, withBody: true, generation: generationNow)
-                if recordsUse, row != nil, !isReadOnly { index.pendingTouches[key] = now.timeIntervalSince1970 }
-                return row
+                try index.row(for: key, withBody: true, generation: generationNow, touching: touch)
             }
         } catch {
             if !closedFlag.load(ordering: .relaxed) { log("entry(\(key)): index read failed: \(error)") }

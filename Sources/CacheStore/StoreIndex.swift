@@ -28,7 +28,8 @@ enum RowState: Int64 {
 ///
 /// Totals (`entries`, `bytes`) live in a one-row table maintained by triggers in the same transaction as the row
 /// change, so they cannot drift from `SUM(size)`; they are recomputed anyway after an unclean shutdown.
-/// Not thread-safe: `CacheStore` holds its lock around every call.
+/// Not thread-safe: `CacheStore` holds its lock around every call (which is why the properties the hit path
+/// touches opt out of dynamic exclusivity checks).
 final class StoreIndex {
     /// The schema this code writes and reads: 2 adds the `partials` table to version 1's tables.
     static let schemaVersion = 2
@@ -38,12 +39,12 @@ final class StoreIndex {
 
     let db: SQLiteConnection
     /// Access times recorded by reads, written in the next transaction (seconds since 1970).
-    var pendingTouches: [StoreKey: Double] = [:]
+    @exclusivity(unchecked) var pendingTouches: [StoreKey: Double] = [:]
     /// Rows of file-backed entries read recently, so a repeated disk hit skips SQLite (whose WAL read transaction
     /// alone costs several µs of `fcntl` calls). Valid for one shared generation: emptied when any process
     /// (this one included) commits a write. Never holds bodies.
-    private var rowCache: [StoreKey: IndexRow] = [:]
-    private var rowCacheGeneration: UInt64 = 0
+    @exclusivity(unchecked) private var rowCache: [StoreKey: IndexRow] = [:]
+    @exclusivity(unchecked) private var rowCacheGeneration: UInt64 = 0
     static let rowCacheLimit = 10_000
 
     /// Empties the row cache (after a write).
@@ -162,18 +163,21 @@ final class StoreIndex {
     /// The complete row for `key`, with the inline body when `withBody` (else `inlineBody` is nil).
     /// `generation` is the shared generation read before this call: rows cached under another one are dropped;
     /// nil disables the cache (no shared generation to keep it coherent with other processes).
+    /// `touching` (seconds since 1970), when given, records a use of a found row: it becomes the row's pending
+    /// access time and its `lastAccessedAt`.
     /// - Throws: `CacheStoreError` from SQLite.
-    func row(for key: StoreKey, withBody: Bool, generation: UInt64?) throws(CacheStoreError) -> IndexRow? {
-        guard let generation else { return try row(for: key, withBody: withBody) }
+    func row(for key: StoreKey, withBody: Bool, generation: UInt64?,
+             touching: Double? = nil) throws(CacheStoreError) -> IndexRow? {
+        guard let generation else { return try row(for: key, withBody: withBody, touching: touching) }
         if generation != rowCacheGeneration {
             rowCache.removeAll(keepingCapacity: true)
             rowCacheGeneration = generation
         }
         if var cached = rowCache[key] {
-            if let touched = pendingTouches[key] { cached.info.lastAccessedAt = Date(timeIntervalSince1970: touched) }
+            applyTouch(to: &cached, touching: touching)
             return cached
         }
-        let row = try row(for: key, withBody: withBody)
+        let row = try row(for: key, withBody: withBody, touching: touching)
         if let row, row.blobID != nil {
             if rowCache.count >= Self.rowCacheLimit { rowCache.removeAll(keepingCapacity: true) }
             rowCache[key] = row
@@ -181,20 +185,84 @@ final class StoreIndex {
         return row
     }
 
-    /// The complete row for `key` from SQLite, with the inline body when `withBody`.
+    /// Sets `row`'s last access: `touching` (recorded as pending), else the pending access time if any.
+    @inline(__always)
+    private func applyTouch(to row: inout IndexRow, touching: Double?) {
+        if let touching {
+            pendingTouches[row.info.key] = touching
+            row.info.lastAccessedAt = Date(timeIntervalSince1970: touching)
+        } else if let touched = pendingTouches[row.info.key] {
+            row.info.lastAccessedAt = Date(timeIntervalSince1970: touched)
+        }
+    }
+
+    /// The statements of the point lookup (``row(for:withBody:touching:)``), with and without the inline body:
+    /// prepared once (`SQLITE_PREPARE_PERSISTENT`) and kept, so a lookup builds no SQL text and hashes none.
+    @exclusivity(unchecked) private var lookupWithBody: OpaquePointer?
+    @exclusivity(unchecked) private var lookupWithoutBody: OpaquePointer?
+
+    /// The point lookup's SQL; the key columns are not selected (the caller has the key).
+    private static func lookupSQL(withBody: Bool) -> String {
+        """
+        SELECT metadata, size, crc, session, pinned, created, accessed, blob_id, \(withBody ? "inline_body" : "NULL")
+        FROM entries WHERE primary_key = ?1 AND variant = ?2 AND \(isComplete)
+        """
+    }
+
+    /// The complete row for `key` from SQLite, with the inline body when `withBody`; `touching` as in
+    /// ``row(for:withBody:generation:touching:)``.
+    ///
+    /// The key is bound without a copy (`SQLITE_STATIC`, unbound again before returning) and each column is
+    /// copied once, straight from SQLite's buffer into the row.
     /// - Throws: `CacheStoreError` from SQLite.
-    func row(for key: StoreKey, withBody: Bool) throws(CacheStoreError) -> IndexRow? {
-        let s = try db.prepare("""
-            SELECT \(Self.selectList(withBody: withBody))
-            FROM entries WHERE primary_key = ? AND variant = ? AND \(Self.isComplete)
-            """)
-        s.bind(1, key.primary)
-        s.bind(2, key.variant)
-        defer { s.reset() }
-        guard try s.step() else { return nil }
-        var row = decode(s)
-        if let touched = pendingTouches[key] { row.info.lastAccessedAt = Date(timeIntervalSince1970: touched) }
+    func row(for key: StoreKey, withBody: Bool, touching: Double? = nil) throws(CacheStoreError) -> IndexRow? {
+        let statement: OpaquePointer
+        if let prepared = withBody ? lookupWithBody : lookupWithoutBody {
+            statement = prepared
+        } else {
+            statement = try db.prepare(Self.lookupSQL(withBody: withBody)).handle
+            if withBody { lookupWithBody = statement } else { lookupWithoutBody = statement }
+        }
+        var found: IndexRow?
+        // SQLITE_STATIC (a nil destructor): SQLite reads the key's bytes in place during the step.
+        let rc = key.primary.withCString { primary in
+            key.variant.withCString { variant -> Int32 in
+                sqlite3_bind_text(statement, 1, primary, -1, nil)
+                sqlite3_bind_text(statement, 2, variant, -1, nil)
+                let rc = sqlite3_step(statement)
+                if rc == SQLITE_ROW { found = Self.decodeLookup(statement, key: key) }
+                return rc
+            }
+        }
+        let message = rc == SQLITE_ROW || rc == SQLITE_DONE ? nil : db.errorMessage
+        sqlite3_reset(statement)
+        sqlite3_clear_bindings(statement)  // the key's bytes are not valid after this call
+        if let message { throw CacheStoreError.sqlite(rc, "step: \(message)") }
+        guard var row = found else { return nil }
+        applyTouch(to: &row, touching: touching)
         return row
+    }
+
+    /// The row a lookup statement is on (columns as in ``lookupSQL(withBody:)``).
+    private static func decodeLookup(_ s: OpaquePointer, key: StoreKey) -> IndexRow {
+        let info = EntryInfo(
+            key: key, metadata: blob(s, 0) ?? Data(), bodySize: sqlite3_column_int64(s, 1),
+            checksum: UInt32(truncatingIfNeeded: sqlite3_column_int64(s, 2)),
+            storageClass: sqlite3_column_int64(s, 3) == 1 ? .session : .permanent,
+            isPinned: sqlite3_column_int64(s, 4) != 0,
+            createdAt: Date(timeIntervalSince1970: sqlite3_column_double(s, 5)),
+            lastAccessedAt: Date(timeIntervalSince1970: sqlite3_column_double(s, 6)))
+        let blobID = sqlite3_column_text(s, 7).map { String(cString: $0) }
+        return IndexRow(info: info, blobID: blobID, inlineBody: blob(s, 8))
+    }
+
+    /// Column `column` as bytes: nil for NULL, else one copy of SQLite's buffer.
+    @inline(__always)
+    private static func blob(_ s: OpaquePointer, _ column: Int32) -> Data? {
+        if sqlite3_column_type(s, column) == SQLITE_NULL { return nil }
+        guard let pointer = sqlite3_column_blob(s, column) else { return Data() }
+        let count = Int(sqlite3_column_bytes(s, column))
+        return count > 0 ? Data(bytes: pointer, count: count) : Data()
     }
 
     /// The complete rows of every variant of `primary` (no inline bodies), ordered by variant.
