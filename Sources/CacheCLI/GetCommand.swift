@@ -235,7 +235,17 @@ package enum GetCommand: Command {
                                          retry: retry, record: record, rate: rate)
             return try await GetStreaming.run(request, options: options, plan: plan, cache: cache, context: context)
         }
-        let response = try await bufferedResponse(request, options: options, retry: retry, cache: cache, context: context)
+        // The byte bar follows the transfer here too (curl draws its meter with -i, -D and -f as well).
+        let bar = ByteProgressBar(allowed: messages.progress, context: context)
+        bar?.attach(to: &options)
+        let response: CachedResponse
+        do {
+            response = try await bufferedResponse(request, options: options, retry: retry, cache: cache, context: context)
+        } catch {
+            bar?.finish()
+            throw error
+        }
+        bar?.finish(bytes: response.bodySize)
         record.update { $0.record(response) }
         // A body file that is not a stored blob (--no-store, not storable, over --max-entry, a range slice) is
         // this process's temporary file: removed once written out, so nothing lingers in the store's tmp/.

@@ -8,13 +8,14 @@ import Synchronization
 /// with `--compressed`) to stdout or `-o FILE` while it arrives (``DownloadCache/stream(_:options:)``), like curl.
 ///
 /// A transfer that fails leaves `-o FILE` holding the bytes received so far and exits non-zero (the cache keeps
-/// them as a partial entry for the next run to resume; nothing incomplete is stored as complete). On a terminal,
-/// a body over ``progressThresholdBytes`` draws a byte progress bar on stderr; never when stderr is a pipe or file.
+/// them as a partial entry for the next run to resume; nothing incomplete is stored as complete). A body over
+/// ``progressThresholdBytes`` draws a byte progress bar on stderr when stderr is a terminal, whatever stdout is
+/// (``ByteProgressBar``); never when stderr is a pipe or file.
 ///
 /// With `--retry`, a transient failure (``RetryRule``) is tried again while nothing of it reached stdout: a
 /// retried status is decided before its body is written, and `-o FILE` is written again from its first byte.
 enum GetStreaming {
-    /// Bodies larger than this (in bytes, 4 MiB) get a progress bar on a terminal.
+    /// Bodies larger than this (in bytes, 4 MiB) get a progress bar when stderr is a terminal.
     static let progressThresholdBytes: Int64 = 4 << 20
 
     /// What `get` asked for besides the request: where the body goes and how the run reports.
@@ -68,20 +69,8 @@ enum GetStreaming {
         var options = options
         let console = context.console
         let output = plan.output
-        let reporter: ProgressReporter? = plan.progress && console.stderrIsTerminal
-            ? ProgressReporter(console: console, style: .bytes, start: context.environment.now(), now: context.environment.now) : nil
-        let drawing = Mutex(false)
-        if let reporter {
-            let earlier = options.progress
-            options.progress = { progress in
-                earlier?(progress)
-                let large = max(progress.bytesReceived, progress.bytesExpected ?? 0) > progressThresholdBytes
-                guard large else { return }
-                drawing.withLock { $0 = true }
-                reporter.update(.init(completed: 0, failed: 0, total: 1, bytes: progress.bytesReceived,
-                                      expectedBytes: progress.bytesExpected))
-            }
-        }
+        let bar = ByteProgressBar(allowed: plan.progress, context: context)
+        bar?.attach(to: &options)
         let stream = cache.stream(request, options: options)
         let sink = try output.map { url throws(CommandFailure) in try BodySink(file: url, refusingLinks: plan.refusingLinks) }
             ?? BodySink(console: console, refusingBinary: plan.refusingBinary)
@@ -126,7 +115,7 @@ enum GetStreaming {
                 plan.record?.update { $0.sizeDownload = written }
             }
         } catch {
-            if drawing.withLock({ $0 }) { reporter?.finish() }
+            bar?.finish()
             // The call keeps its partial entry as it ends: the store must not be closed under it.
             _ = try? await stream.response()
             let kept = await keptBytes(after: error, url: request.url, cache: cache)
@@ -144,7 +133,7 @@ enum GetStreaming {
                 kind: FailureKind(error), url: error.url ?? request.url)
         }
         if let writeFailure {
-            if drawing.withLock({ $0 }) { reporter?.finish() }
+            bar?.finish()
             _ = try? await stream.response()   // the cancelled call ends (keeping its partial) before the store closes
             throw writeFailure
         }
@@ -157,10 +146,7 @@ enum GetStreaming {
         }
         try decoder?.finish()
         try sink.finish()
-        if drawing.withLock({ $0 }) {
-            reporter?.update(.init(completed: 1, failed: 0, total: 1, bytes: written, expectedBytes: written))
-            reporter?.finish()
-        }
+        bar?.finish(bytes: written)
         let response = try await stream.response()
         plan.record?.update { $0.record(response) }
         removeTemporaryBody(response)
