@@ -97,7 +97,7 @@ enum ResponseDescription {
         case .tooManyRedirects:
             return "too many redirects from \(target) (\(detail))"
         case .cancelled:
-            // The library's detail names its own plumbing (a cancelled task or stream consumer): say what happened.
+            // The library's detail names which task was cancelled: say what happened in the user's terms.
             return "interrupted: the download of \(target) was stopped before it completed\(resumes)"
         case .invalidRequest:
             return "invalid request for \(target): \(detail)"

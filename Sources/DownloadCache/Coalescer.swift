@@ -93,7 +93,7 @@ final class Coalescer<Value: Sendable>: Sendable {
     }
 
     private static var cancelledError: DownloadError {
-        DownloadError(.cancelled, "the caller's task was cancelled", transportError: .cancelled)
+        DownloadError(.cancelled, "the download was interrupted before it completed (the calling task was cancelled)", transportError: .cancelled)
     }
 
     private func finish(_ flight: Flight, key: String, outcome: Outcome) {

@@ -219,7 +219,7 @@ final class BodyTap: Sendable {
         while true {
             if Task.isCancelled {
                 cancel()
-                throw DownloadError(.cancelled, "the stream's consumer was cancelled")
+                throw DownloadError(.cancelled, "the download was interrupted before it completed (the task reading the stream was cancelled)")
             }
             enum Step { case read(Int32, Int), finished(Result<CachedResponse, DownloadError>), wait }
             let step = state.withLock { state -> Step in

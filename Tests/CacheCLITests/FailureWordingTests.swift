@@ -9,7 +9,7 @@ import CacheTestSupport
 @Suite struct FailureWordingTests {
     @Test func anInterruptionSaysWhatHappened() {
         let url = URL(string: "http://h/big")!
-        let message = ResponseDescription.failureMessage(DownloadError(.cancelled, "the stream's consumer was cancelled"),
+        let message = ResponseDescription.failureMessage(DownloadError(.cancelled, "the download was interrupted before it completed (the task reading the stream was cancelled)"),
                                                          url: url, kept: 3_000_000)
         #expect(message == "interrupted: the download of http://h/big was stopped before it completed; the 3.0 MB "
                 + "received so far are kept and the next get resumes from there")
