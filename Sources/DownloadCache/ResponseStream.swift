@@ -14,7 +14,14 @@ extension DownloadCache {
     /// `Range`/`If-Range`, RFC 9110 §14) streams from byte 0: the kept bytes first, then the rest.
     /// Only the body of a 2xx answer to a GET without `Range` is followed live; any other answer (3xx with
     /// redirects off, 4xx, 5xx, a range served 206 or 416, HEAD, unsafe methods) and a request that joined an
-    /// identical download already in flight deliver their body once the call has completed.
+    /// identical download already in flight deliver their body once the call has completed. So does a body whose
+    /// `Content-Length` announces at most the transport's `smallBodyLimit` (1 MiB by default, ``CurlTransport``
+    /// and ``URLSessionTransport``): the transport collects it in memory, so it arrives in one go once complete,
+    /// and a failed transfer of it delivers no bytes before the error and keeps nothing to resume. A transport
+    /// made with `smallBodyLimit: 0` streams every body through the file.
+    ///
+    /// The chunks are the body of whatever the origin answered: check ``ResponseStream/status`` (known once the
+    /// first chunk or the end is returned) before treating them as the resource (a 404's chunks are its error page).
     ///
     /// Back-pressure: bytes are read from the file only when the consumer asks for the next chunk, so a slow
     /// consumer only lags behind the file; the stream holds no more than the chunk it is returning
@@ -55,8 +62,9 @@ extension DownloadCache {
 /// The body of one response as an `AsyncSequence` of byte chunks (`Data`, each 1…``chunkBytes`` bytes, in
 /// order), returned by ``DownloadCache/stream(_:options:)``.
 ///
-/// Bytes arrive while the transfer is still running. When the call fails, the sequence first delivers every
-/// byte that was written before the failure, then throws the `DownloadError` that
+/// Bytes arrive while the transfer is still running (except a body announced as at most the transport's
+/// `smallBodyLimit`, delivered once complete; see ``DownloadCache/stream(_:options:)``). When the call fails, the
+/// sequence first delivers every byte that was written before the failure, then throws the `DownloadError` that
 /// ``DownloadCache/response(for:options:)`` would have thrown (`.connectionFailed`, `.timedOut`, `.truncated`,
 /// `.cancelled`, ...); the interrupted transfer is kept as a partial entry for a later resume as without
 /// streaming, and nothing incomplete is stored as complete. Each iterator starts at byte 0 and reads on demand.
