@@ -154,12 +154,30 @@ public final class CacheStore: Sendable {
         }
     }
 
-    /// Runs `body` with the index under the store's lock.
+    /// Runs `body` with the index under the store's lock, after ending the disk hits' held read transaction
+    /// unless `keepingHeldRead` (only ``diskEntry(for:recordsUse:)`` keeps it).
     /// - Throws: `body`'s error, or `.invalidArgument` when the store is closed.
-    func withIndex<T: Sendable>(_ body: (StoreIndex) throws(CacheStoreError) -> T) throws(CacheStoreError) -> T {
+    func withIndex<T: Sendable>(keepingHeldRead: Bool = false,
+                                _ body: (StoreIndex) throws(CacheStoreError) -> T) throws(CacheStoreError) -> T {
         try index.withLock { (index: inout StoreIndex?) throws(CacheStoreError) -> T in
             guard let index else { throw CacheStoreError(.invalidArgument, "store \(directoryURL.path) is closed") }
+            if !keepingHeldRead, index.db.heldRead != 0 { index.db.endHeldRead() }
             return try body(index)
+        }
+    }
+
+    /// How long a disk hit's read transaction stays open for the hits that follow it (see
+    /// `StoreIndex.row(for:withBody:generation:touching:holdingRead:)`), in milliseconds; and the gap between two
+    /// index lookups, in seconds (of the coarse clock), under which the second one opens such a transaction.
+    static let heldReadMilliseconds = 2
+    static let heldReadBurstGap = 0.005
+
+    /// Ends the held read transaction `token` in `heldReadMilliseconds` unless it has ended by then.
+    func scheduleHeldReadEnd(_ token: UInt64) {
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Self.heldReadMilliseconds)) { [weak self] in
+            self?.index.withLock { (slot: inout StoreIndex?) in
+                if let index = slot, index.db.heldRead == token { index.db.endHeldRead() }
+            }
         }
     }
 
@@ -259,9 +277,20 @@ public final class CacheStore: Sendable {
         let row: IndexRow?
         do {
             let touch = recordsUse && !isReadOnly ? now.timeIntervalSince1970 : nil
-            row = try withIndex { (index: StoreIndex) throws(CacheStoreError) -> IndexRow? in
-                try index.row(for: key, withBody: true, generation: generationNow, touching: touch)
+            // Hits in a burst share one read transaction (valid while the shared generation stays the same).
+            let clock = cs_coarse_now()
+            let holding = generationNow != nil && !generation.isLost
+            var opened: UInt64 = 0
+            row = try withIndex(keepingHeldRead: true) { (index: StoreIndex) throws(CacheStoreError) -> IndexRow? in
+                let burst = holding && abs(clock - index.lastLookup) < Self.heldReadBurstGap
+                index.lastLookup = clock
+                let held = index.db.heldRead
+                let row = try index.row(for: key, withBody: true, generation: generationNow, touching: touch,
+                                        holdingRead: burst)
+                if index.db.heldRead != held { opened = index.db.heldRead }
+                return row
             }
+            if opened != 0 { scheduleHeldReadEnd(opened) }
         } catch {
             if !closedFlag.load(ordering: .relaxed) { log("entry(\(key)): index read failed: \(error)") }
             row = nil

@@ -8,6 +8,11 @@ let sqliteTransient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_d
 final class SQLiteConnection {
     let handle: OpaquePointer
     private var statements: [String: OpaquePointer] = [:]
+    /// Nonzero while a held read transaction is open (``beginHeldRead()``): a new number for each one.
+    private(set) var heldRead: UInt64 = 0
+    private var heldReads: UInt64 = 0
+    private var beginStatement: OpaquePointer?
+    private var commitStatement: OpaquePointer?
 
     /// How a connection opens its file.
     enum Mode {
@@ -77,8 +82,52 @@ final class SQLiteConnection {
     }
 
     deinit {
+        endHeldRead()
         for (_, statement) in statements { sqlite3_finalize(statement) }
         sqlite3_close_v2(handle)
+    }
+
+    /// Opens a read transaction (`BEGIN`, deferred: its snapshot starts at the next read) that outlives the
+    /// statements run in it, so a burst of point lookups pays for one WAL read lock instead of one each (those are
+    /// `fcntl` calls on the database and `-shm` files, and SQLite's transaction set-up and tear-down). Nothing
+    /// happens when a transaction is already open. Any other use of the connection — ``prepare(_:)``,
+    /// ``execute(_:)``, ``transaction(_:)`` — ends it first, so a write never runs inside it and never sees its
+    /// snapshot; the caller ends it when the snapshot may be stale (see `StoreIndex.row`) and soon after the burst.
+    /// - Returns: the new ``heldRead`` number, or nil when none was opened.
+    func beginHeldRead() -> UInt64? {
+        guard heldRead == 0, sqlite3_get_autocommit(handle) != 0 else { return nil }
+        guard let begin = cachedControl(&beginStatement, "BEGIN"), sqlite3_step(begin) == SQLITE_DONE else {
+            if let beginStatement { sqlite3_reset(beginStatement) }
+            return nil
+        }
+        sqlite3_reset(begin)
+        heldReads &+= 1
+        heldRead = heldReads
+        return heldRead
+    }
+
+    /// Ends the held read transaction, if one is open (a read-only transaction: ending it writes nothing).
+    func endHeldRead() {
+        guard heldRead != 0 else { return }
+        heldRead = 0
+        guard sqlite3_get_autocommit(handle) == 0 else { return }
+        if let commit = cachedControl(&commitStatement, "COMMIT"), sqlite3_step(commit) == SQLITE_DONE {
+            sqlite3_reset(commit)
+        } else {
+            if let commitStatement { sqlite3_reset(commitStatement) }
+            _ = sqlite3_exec(handle, "ROLLBACK", nil, nil, nil)
+        }
+    }
+
+    /// `slot`'s statement, preparing `sql` into it on first use (finalized with the connection).
+    private func cachedControl(_ slot: inout OpaquePointer?, _ sql: String) -> OpaquePointer? {
+        if let slot { return slot }
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil) == SQLITE_OK,
+              let statement else { return nil }
+        statements["\u{0}held-read " + sql] = statement
+        slot = statement
+        return statement
     }
 
     /// The connection's last error message.
@@ -87,13 +136,15 @@ final class SQLiteConnection {
     /// Runs one or more SQL statements without results.
     /// - Throws: `CacheStoreError` mapped from the SQLite result code.
     func execute(_ sql: String) throws(CacheStoreError) {
+        if heldRead != 0 { endHeldRead() }
         let rc = sqlite3_exec(handle, sql, nil, nil, nil)
         guard rc == SQLITE_OK else { throw CacheStoreError.sqlite(rc, "\(sql.prefix(60)): \(errorMessage)") }
     }
 
-    /// A prepared statement for `sql` (cached and reset, bindings cleared).
+    /// A prepared statement for `sql` (cached and reset, bindings cleared); ends a held read transaction first.
     /// - Throws: `CacheStoreError` when the SQL cannot be prepared.
     func prepare(_ sql: String) throws(CacheStoreError) -> SQLiteStatement {
+        if heldRead != 0 { endHeldRead() }
         if let cached = statements[sql] {
             sqlite3_reset(cached)
             sqlite3_clear_bindings(cached)

@@ -6,6 +6,10 @@ struct IndexRow: Sendable {
     var info: EntryInfo
     var blobID: String?
     var inlineBody: Data?
+    /// The row's `id` and its `created` column as stored, when it was read by a point lookup (else 0): what
+    /// ``StoreIndex`` needs to read a cached row's inline body again by rowid and tell whether it is still that row.
+    var rowID: Int64 = 0
+    var storedCreated: Double = 0
 }
 
 /// A row deleted from the index: its key and the blob file it named (nil for an inline body), which the caller
@@ -40,9 +44,9 @@ final class StoreIndex {
     let db: SQLiteConnection
     /// Access times recorded by reads, written in the next transaction (seconds since 1970).
     @exclusivity(unchecked) var pendingTouches: [StoreKey: Double] = [:]
-    /// Rows of file-backed entries read recently, so a repeated disk hit skips SQLite (whose WAL read transaction
-    /// alone costs several µs of `fcntl` calls). Valid for one shared generation: emptied when any process
-    /// (this one included) commits a write. Never holds bodies.
+    /// Rows read recently, so a repeated disk hit of a file-backed entry skips SQLite, and one of an inline entry
+    /// only reads its body, by rowid (no index search, no other column). Valid for one shared generation: emptied
+    /// when any process (this one included) commits a write. Never holds bodies.
     @exclusivity(unchecked) private var rowCache: [StoreKey: IndexRow] = [:]
     @exclusivity(unchecked) private var rowCacheGeneration: UInt64 = 0
     static let rowCacheLimit = 10_000
@@ -166,23 +170,76 @@ final class StoreIndex {
     /// `touching` (seconds since 1970), when given, records a use of a found row: it becomes the row's pending
     /// access time and its `lastAccessedAt`.
     /// - Throws: `CacheStoreError` from SQLite.
-    func row(for key: StoreKey, withBody: Bool, generation: UInt64?,
-             touching: Double? = nil) throws(CacheStoreError) -> IndexRow? {
+    ///
+    /// With `holdingRead`, the lookup runs in a read transaction kept open for the lookups that follow
+    /// (`SQLiteConnection.beginHeldRead()`; the caller ends it soon after), valid for one shared generation:
+    /// one opened under another generation is ended first, since its snapshot may predate a committed write.
+    func row(for key: StoreKey, withBody: Bool, generation: UInt64?, touching: Double? = nil,
+             holdingRead: Bool = false) throws(CacheStoreError) -> IndexRow? {
         guard let generation else { return try row(for: key, withBody: withBody, touching: touching) }
         if generation != rowCacheGeneration {
             rowCache.removeAll(keepingCapacity: true)
             rowCacheGeneration = generation
         }
         if var cached = rowCache[key] {
-            applyTouch(to: &cached, touching: touching)
-            return cached
+            guard withBody, cached.blobID == nil else {
+                applyTouch(to: &cached, touching: touching)
+                return cached
+            }
+            prepareRead(generation: generation, holdingRead: holdingRead)
+            if let body = try inlineBody(of: cached) {
+                cached.inlineBody = body
+                applyTouch(to: &cached, touching: touching)
+                return cached
+            }
+            rowCache[key] = nil  // changed by a commit the generation does not show yet: look it up in full
+        } else {
+            prepareRead(generation: generation, holdingRead: holdingRead)
         }
         let row = try row(for: key, withBody: withBody, touching: touching)
-        if let row, row.blobID != nil {
+        if var cachable = row, cachable.rowID != 0 {
+            cachable.inlineBody = nil  // the cache never holds bodies
             if rowCache.count >= Self.rowCacheLimit { rowCache.removeAll(keepingCapacity: true) }
-            rowCache[key] = row
+            rowCache[key] = cachable
         }
         return row
+    }
+
+    /// Before reading SQLite for generation `generation`: ends a held read transaction opened under another
+    /// generation, and opens one when `holdingRead` and none is open.
+    @inline(__always)
+    private func prepareRead(generation: UInt64, holdingRead: Bool) {
+        if db.heldRead != 0, heldReadGeneration != generation { db.endHeldRead() }
+        if holdingRead, db.heldRead == 0, db.beginHeldRead() != nil { heldReadGeneration = generation }
+    }
+
+    /// The inline body of the cached row `cached`, read by rowid; nil when that rowid no longer holds the same
+    /// version of the row (its key, size, crc32 or creation time differ, or it has no inline body).
+    /// - Throws: `CacheStoreError` from SQLite.
+    private func inlineBody(of cached: IndexRow) throws(CacheStoreError) -> Data? {
+        let statement: OpaquePointer
+        if let prepared = bodyByRowID {
+            statement = prepared
+        } else {
+            statement = try db.prepare("""
+                SELECT inline_body FROM entries
+                WHERE id = ?1 AND size = ?2 AND crc = ?3 AND created = ?4 AND inline_body IS NOT NULL AND \(Self.isComplete)
+                """).handle
+            bodyByRowID = statement
+        }
+        sqlite3_bind_int64(statement, 1, cached.rowID)
+        sqlite3_bind_int64(statement, 2, cached.info.bodySize)
+        sqlite3_bind_int64(statement, 3, Int64(cached.info.checksum))
+        sqlite3_bind_double(statement, 4, cached.storedCreated)
+        let rc = sqlite3_step(statement)
+        let body = rc == SQLITE_ROW ? Self.blob(statement, 0) : nil
+        let message = rc == SQLITE_ROW || rc == SQLITE_DONE ? nil : db.errorMessage
+        sqlite3_reset(statement)
+        if let message {
+            db.endHeldRead()
+            throw CacheStoreError.sqlite(rc, "step: \(message)")
+        }
+        return body
     }
 
     /// Sets `row`'s last access: `touching` (recorded as pending), else the pending access time if any.
@@ -198,13 +255,18 @@ final class StoreIndex {
 
     /// The statements of the point lookup (``row(for:withBody:touching:)``), with and without the inline body:
     /// prepared once (`SQLITE_PREPARE_PERSISTENT`) and kept, so a lookup builds no SQL text and hashes none.
+    /// When the hit path last looked a key up (the coarse clock, seconds), to tell a burst of hits.
+    @exclusivity(unchecked) var lastLookup: Double = 0
+    /// The shared generation the held read transaction (`db.heldRead`) was opened under.
+    @exclusivity(unchecked) private var heldReadGeneration: UInt64 = 0
+    @exclusivity(unchecked) private var bodyByRowID: OpaquePointer?
     @exclusivity(unchecked) private var lookupWithBody: OpaquePointer?
     @exclusivity(unchecked) private var lookupWithoutBody: OpaquePointer?
 
     /// The point lookup's SQL; the key columns are not selected (the caller has the key).
     private static func lookupSQL(withBody: Bool) -> String {
         """
-        SELECT metadata, size, crc, session, pinned, created, accessed, blob_id, \(withBody ? "inline_body" : "NULL")
+        SELECT metadata, size, crc, session, pinned, created, accessed, blob_id, \(withBody ? "inline_body" : "NULL"), id
         FROM entries WHERE primary_key = ?1 AND variant = ?2 AND \(isComplete)
         """
     }
@@ -237,7 +299,10 @@ final class StoreIndex {
         let message = rc == SQLITE_ROW || rc == SQLITE_DONE ? nil : db.errorMessage
         sqlite3_reset(statement)
         sqlite3_clear_bindings(statement)  // the key's bytes are not valid after this call
-        if let message { throw CacheStoreError.sqlite(rc, "step: \(message)") }
+        if let message {
+            db.endHeldRead()
+            throw CacheStoreError.sqlite(rc, "step: \(message)")
+        }
         guard var row = found else { return nil }
         applyTouch(to: &row, touching: touching)
         return row
@@ -253,7 +318,8 @@ final class StoreIndex {
             createdAt: Date(timeIntervalSince1970: sqlite3_column_double(s, 5)),
             lastAccessedAt: Date(timeIntervalSince1970: sqlite3_column_double(s, 6)))
         let blobID = sqlite3_column_text(s, 7).map { String(cString: $0) }
-        return IndexRow(info: info, blobID: blobID, inlineBody: blob(s, 8))
+        return IndexRow(info: info, blobID: blobID, inlineBody: blob(s, 8), rowID: sqlite3_column_int64(s, 9),
+                        storedCreated: sqlite3_column_double(s, 5))
     }
 
     /// Column `column` as bytes: nil for NULL, else one copy of SQLite's buffer.
