@@ -4,8 +4,9 @@ import HTTPCacheSemantics
 import SharedTier
 import CacheStore
 
-/// `dlcache stats`: entry count, bytes on disk and in memory, hits and misses (lifetime totals persisted in the
-/// cache by CacheStore, all processes together; `--json` keys `hits` and `misses`).
+/// `dlcache stats`: entry count, bytes on disk and in memory, partial entries (kept bytes of interrupted
+/// transfers), hits and misses (lifetime totals persisted in the cache by CacheStore, all processes together;
+/// `--json` keys `hits`, `misses`, `partials`, `partialBytes`).
 package enum StatsCommand: Command {
     /// `stats`.
     package static let name = "stats"
@@ -38,6 +39,11 @@ package enum StatsCommand: Command {
         let pinned = pinnedEntries.count
         let pinnedBytes = pinnedEntries.reduce(Int64(0)) { $0 &+ max(0, $1.bodySize) }
         let limits = cache.store.configuration
+        // Partial entries (the kept bytes of interrupted transfers) count against max disk with the entries.
+        let partials = cache.store.allPartials()
+        let partialBytes = partials.reduce(Int64(0)) { $0 &+ max(0, $1.verifiedBytes) }
+        let (used, overflow) = stats.diskBytes.addingReportingOverflow(partialBytes)
+        let overLimit = limits.maxDiskBytes.map { overflow || used > $0 } ?? false
         if parsed.flag("json") {
             var object: [String: Any] = [
                 "entries": stats.entries,
@@ -50,7 +56,9 @@ package enum StatsCommand: Command {
                 "directory": cache.directoryURL.path,
                 "maxDiskBytes": limits.maxDiskBytes.map { $0 as Any } ?? NSNull(),
                 "maxEntryBytes": limits.entryByteLimit.map { $0 as Any } ?? NSNull(),
-                "overLimit": limits.maxDiskBytes.map { stats.diskBytes > $0 } ?? false,
+                "partials": partials.count,
+                "partialBytes": partialBytes,
+                "overLimit": overLimit,
             ]
             if let shared { object["sharedTier"] = sharedTierObject(shared, problem: problem) }
             context.console.out(try JSONOutput.line(object))
@@ -60,13 +68,14 @@ package enum StatsCommand: Command {
             ["directory:", cache.directoryURL.path],
             ["entries:", "\(stats.entries) (\(pinned) pinned)"],
             ["on disk:", "\(Formatting.bytes(stats.diskBytes)) (\(stats.diskBytes) bytes)"],
+            ["partials:", "\(partials.count) (\(Formatting.bytes(partialBytes)) kept to resume interrupted downloads)"],
             ["in memory:", "\(Formatting.bytes(Int64(stats.memoryBytes))) in \(stats.memoryEntries) \(stats.memoryEntries == 1 ? "entry" : "entries")"],
             ["hits:", "\(hits) (\(stats.memoryHits) memory, \(stats.diskHits) disk; lifetime total of every process, persisted in the cache)"],
             ["misses:", "\(misses) (lifetime total)"],
             ["limits:", "max disk \(limits.maxDiskBytes.map(Self.limitText) ?? "unlimited"), max entry "
                 + "\(limits.entryByteLimit.map(Self.limitText) ?? "unlimited") (this run's --max-disk / --max-entry, else the defaults)"],
         ]
-        if let maxDisk = limits.maxDiskBytes, stats.diskBytes > maxDisk {
+        if let maxDisk = limits.maxDiskBytes, overLimit {
             // stats only reports: it never evicts, whatever --max-disk says.
             rows.append(["over limit:", pinnedBytes > maxDisk
                 ? "what is left over max disk is pinned (pinned entries are never evicted; unpin or rm them)"
