@@ -8,7 +8,7 @@ package enum RemoveCommand: Command {
     /// `rm`.
     package static let name = "rm"
     /// One line for help.
-    package static let abstract = "Remove a URL's stored responses."
+    package static let abstract = "Remove a URL's stored responses and its partial download."
     /// The URL (or `--prefix`).
     package static var arguments: [ArgumentSpec] {
         [ArgumentSpec("url", help: "The URL to remove (or give --prefix).", optional: true)]
@@ -34,17 +34,28 @@ package enum RemoveCommand: Command {
         let url = try CacheOpener.url(given)
         let cache = try CacheOpener.open(parsed, context: context) { $0.opensToFreeSpace = true }
         let removed: Int
-        do { removed = try cache.removeEntries(for: url) } catch {
+        var partials = 0
+        do {
+            removed = try cache.removeEntries(for: url)
+            // The kept bytes of an interrupted download of the URL go too (they are the URL's, as ls shows).
+            for partial in cache.partialDescriptions(for: url) {
+                try cache.store.removePartial(for: partial.key)
+                partials += 1
+            }
+        } catch {
             throw CommandFailure("storage error: cannot remove \(url.absoluteString): \(ErrorText.describe(error))",
                                  kind: .storage, url: url)
         }
-        guard removed > 0 else {
+        guard removed + partials > 0 else {
             throw CommandFailure("not cached: nothing stored for \(url.absoluteString)", kind: .notCached, url: url)
         }
         if parsed.flag("json") {
-            context.console.out(try JSONOutput.line(["url": url.absoluteString, "removed": removed] as [String: Any]))
+            context.console.out(try JSONOutput.line(["url": url.absoluteString, "removed": removed,
+                                                     "removedPartials": partials] as [String: Any]))
         } else {
-            context.console.out("removed \(removed) \(removed == 1 ? "entry" : "entries") for \(url.absoluteString)")
+            var what = removed > 0 || partials == 0 ? ["\(removed) \(removed == 1 ? "entry" : "entries")"] : []
+            if partials > 0 { what.append("\(partials) partial\(partials == 1 ? "" : "s") (kept bytes of an interrupted download)") }
+            context.console.out("removed \(what.joined(separator: " and ")) for \(url.absoluteString)")
         }
         return 0
     }

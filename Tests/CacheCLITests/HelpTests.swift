@@ -20,7 +20,7 @@ import DownloadCache
       ls                      List the stored responses.
       info                    Explain a stored response: headers, age, freshness, pinning, storage and why.
       stats                   Show the cache's size and hit counters.
-      rm                      Remove a URL's stored responses.
+      rm                      Remove a URL's stored responses and its partial download.
       pin                     Pin a URL's stored responses so limits never evict them.
       unpin                   Unpin a URL's stored responses.
       purge                   Remove expired (stale, unpinned), session, or all entries, or trim to a size.

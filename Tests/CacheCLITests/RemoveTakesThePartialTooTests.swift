@@ -1,0 +1,25 @@
+import Foundation
+import Testing
+import CacheCLI
+import CacheTestSupport
+
+/// `rm URL` removes the URL's partial entry too (the kept bytes of an interrupted download), as README says; a URL
+/// with only a partial is not "nothing stored".
+@Suite struct RemoveTakesThePartialTooTests {
+    @Test func rmRemovesAPartialEntry() async throws {
+        let origin = try await OriginServer.start()
+        defer { origin.stop() }
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        try await origin.configure(path: "/slow", headers: [("Cache-Control", "max-age=600")], size: 3_000_000,
+                                   etag: "\"v1\"", rate: 1_000_000)
+        let url = origin.url("/slow").absoluteString
+        #expect(await cli.run(["get", "--max-time", "1", "-o", "/dev/null", url]).code == 28)
+        #expect((await cli.run(["ls"])).out.contains("partial"))
+        let rm = await cli.run(["rm", url])
+        #expect(rm.code == 0, "\(rm.err)")
+        #expect(rm.out == "removed 1 partial (kept bytes of an interrupted download) for \(url)\n", "\(rm.out)")
+        #expect(!(await cli.run(["ls"])).out.contains("partial"))
+        #expect(await cli.run(["rm", url]).code == 1)
+    }
+}
