@@ -122,9 +122,10 @@ enum GetStreaming {
             if retriesLeft, RetryRule.isTransient(error), written == 0 || output != nil {
                 throw TryAgain(reason: ResponseDescription.failureMessage(error, url: request.url, kept: kept))
             }
-            var partial = output != nil && written > 0 ? " (\(written) bytes written to the output)" : ""
+            var partial = written == 0 ? ""
+                : output != nil ? " (\(written) bytes written to the output)" : " (\(written) bytes written to standard output)"
             if retriesLeft, RetryRule.isTransient(error), written > 0, output == nil {
-                partial += " (not tried again: \(written) bytes already went to standard output; -o FILE can be rewritten)"
+                partial = " (not tried again: \(written) bytes already went to standard output; -o FILE can be rewritten)"
             }
             let notKept = (kept ?? 0) > 0 ? ""
                 : EntryLimitNotice.notKeptClause(headers: stream.headers, limit: cache.store.configuration.entryByteLimit)

@@ -29,6 +29,19 @@ import CacheTestSupport
         #expect(cached.code != 0)
     }
 
+    /// The same cut with the body on stdout says how many bytes went there.
+    @Test func aCutTransferToStandardOutputSaysHowManyBytesWentThere() async throws {
+        let origin = try await OriginServer.start()
+        defer { origin.stop() }
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        try await origin.configure(path: "/cut", headers: [("Cache-Control", "max-age=600")], size: Self.size,
+                                   etag: "\"v1\"", truncate: true)
+        let run = await cli.run(["get", "-o", "-", origin.url("/cut").absoluteString])
+        #expect(run.code == 18)
+        #expect(run.err.hasSuffix(" (\(Self.size / 2) bytes written to standard output)\n"), "\(run.err)")
+    }
+
     @Test func aPipeGetsTheBodyWithNoProgressBar() async throws {
         let origin = try await OriginServer.start()
         defer { origin.stop() }
