@@ -30,7 +30,7 @@ package enum PrefetchCommand: Command {
     package static var options: [OptionSpec] {
         CommonOptions.location + [SharedTierOption.spec] + [
             OptionSpec("concurrency", .value("n"), help: "Downloads at the same time (default: 6)."),
-            OptionSpec("pin", help: "Pin every entry so limits never evict it."),
+            OptionSpec("pin", help: "Pin every entry fetched with a 2xx so limits never evict it (a failed URL's stored answer is not pinned)."),
         ] + FetchLimits.options + StorageLimitOptions.options + TLSOptions.trustRootOptions + [
             OptionSpec("verbose", short: "v", help: "Also print storage warnings (responses that could not be stored) on stderr."),
             CommonOptions.json,

@@ -81,6 +81,10 @@ enum PrefetchRunner {
         } catch {
             outcome = .failure(error)
         }
+        if pin, case .success(let response) = outcome, !(200...299).contains(response.status), response.cacheStatus.stored {
+            // A failed URL's stored answer (a 404 stored with heuristic freshness) is not pinned: it stays evictable.
+            _ = try? cache.setPinned(false, forEntriesOf: url)
+        }
         tally.state.withLock { t in
             t.inFlight[index] = nil
             t.finished.insert(index)

@@ -137,6 +137,25 @@ import CacheTestSupport
         #expect(!ls.out.contains("%20"), "\(ls.out)")
     }
 
+    /// `--pin` pins what succeeded: a 404 the cache stored (heuristically fresh) is reported failed and left unpinned.
+    @Test func pinLeavesAFailedURLsStoredAnswerUnpinned() async throws {
+        let origin = try OriginServer()
+        defer { origin.stop() }
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let good = origin.url("/size/10").absoluteString
+        let missing = origin.url("/nothing-here").absoluteString
+        let run = await cli.run(["prefetch", "--pin"], stdin: "\(good)\n\(missing)\n")
+        #expect(run.code == 1)
+        let entries = try #require(try await cli.run(["ls", "--json"]).json() as? [[String: Any]])
+        let pinned = Dictionary(uniqueKeysWithValues: entries.compactMap { entry -> (String, Bool)? in
+            guard let url = entry["url"] as? String, let pin = entry["pinned"] as? Bool else { return nil }
+            return (url, pin)
+        })
+        #expect(pinned[good] == true, "\(entries)")
+        #expect(pinned[missing] != true, "\(entries)")
+    }
+
     @Test func missingListFileIsAFailure() async throws {
         let cli = try CLIHarness()
         defer { cli.cleanUp() }
