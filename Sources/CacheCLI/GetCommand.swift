@@ -326,7 +326,8 @@ package enum GetCommand: Command {
                 response = try await cache.response(for: request, options: options)
             } catch {
                 let kept = await GetStreaming.keptBytes(after: error, url: request.url, cache: cache)
-                let message = ResponseDescription.failureMessage(error, url: request.url, kept: kept)
+                let message = ResponseDescription.failureMessage(error, url: request.url, kept: kept,
+                                                                 consultedCache: options.readFromCache)
                 if retriesLeft, RetryRule.isTransient(error) {
                     try await retry.wait(attempt: attempt, reason: message, retryAfter: nil, context: context)
                     continue

@@ -120,7 +120,8 @@ enum GetStreaming {
             _ = try? await stream.response()
             let kept = await keptBytes(after: error, url: request.url, cache: cache)
             if retriesLeft, RetryRule.isTransient(error), written == 0 || output != nil {
-                throw TryAgain(reason: ResponseDescription.failureMessage(error, url: request.url, kept: kept))
+                throw TryAgain(reason: ResponseDescription.failureMessage(error, url: request.url, kept: kept,
+                                                  consultedCache: options.readFromCache))
             }
             var partial = written == 0 ? ""
                 : output != nil ? " (\(written) bytes written to the output)" : " (\(written) bytes written to standard output)"
@@ -129,7 +130,8 @@ enum GetStreaming {
             }
             let notKept = (kept ?? 0) > 0 ? ""
                 : EntryLimitNotice.notKeptClause(headers: stream.headers, limit: cache.store.configuration.entryByteLimit)
-            throw CommandFailure(ResponseDescription.failureMessage(error, url: request.url, kept: kept) + notKept
+            throw CommandFailure(ResponseDescription.failureMessage(error, url: request.url, kept: kept,
+                                                  consultedCache: options.readFromCache) + notKept
                 + GetCommand.staleCopyHint(error, request: request, options: options, cache: cache) + partial,
                 kind: FailureKind(error), url: error.url ?? request.url)
         }

@@ -64,7 +64,10 @@ enum ResponseDescription {
     /// `kept`: bytes of an interrupted transfer kept as a partial entry for `url` (nil or 0: none). When some are
     /// kept, a timeout, lost connection, truncation or interruption says so and that the next `get` resumes,
     /// instead of "nothing usable is cached".
-    static func failureMessage(_ error: any Error, url: URL, kept: Int64? = nil) -> String {
+    ///
+    /// `consultedCache` false (`--no-read`): the cache was not asked, so the message says that instead of
+    /// "nothing usable is cached".
+    static func failureMessage(_ error: any Error, url: URL, kept: Int64? = nil, consultedCache: Bool = true) -> String {
         guard let error = error as? DownloadError else {
             return "cannot get \(url.absoluteString): \(ErrorText.describe(error))"
         }
@@ -72,10 +75,11 @@ enum ResponseDescription {
             ?? url.absoluteString
         let detail = ErrorText.oneLine(error.detail)
         let kind = FailureKind(error)
+        let nothing = consultedCache ? " and nothing usable is cached" : "; --no-read skipped the cache"
         let resumes = kept.map { $0 > 0 ? "; the \(Formatting.bytes($0)) received so far are kept and the next get resumes from there" : "" } ?? ""
         switch kind {
         case .dns:
-            return "network error: cannot resolve the origin's host name for \(target) and nothing usable is cached (\(detail))"
+            return "network error: cannot resolve the origin's host name for \(target)\(nothing) (\(detail))"
         case .tls, .tlsCertificate:
             return "tls error: " + (kind == .tlsCertificate ? "the origin's certificate for \(target) is not trusted"
                                                              : "the TLS handshake for \(target) failed")
@@ -84,10 +88,10 @@ enum ResponseDescription {
             return "HTTP error \(error.code.httpStatus.map(String.init) ?? "") for \(target): \(detail)"
         case .connect:
             if !resumes.isEmpty { return "network error: the connection to the origin for \(target) was lost (\(detail))\(resumes)" }
-            return "network error: cannot connect to the origin for \(target) and nothing usable is cached (\(detail))"
+            return "network error: cannot connect to the origin for \(target)\(nothing) (\(detail))"
         case .timeout:
             if !resumes.isEmpty { return "network error: timed out fetching \(target) (\(detail))\(resumes)" }
-            return "network error: timed out fetching \(target) and nothing usable is cached (\(detail))"
+            return "network error: timed out fetching \(target)\(nothing) (\(detail))"
         case .truncated:
             return "network error: the body of \(target) arrived truncated; no complete response stored (\(detail))\(resumes)"
         case .notCached:

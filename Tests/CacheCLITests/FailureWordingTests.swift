@@ -32,8 +32,15 @@ import CacheTestSupport
         #expect(resumed.code == 0)
         #expect(try await origin.hits("/slow").ranged == 1)
         // Nothing kept, nothing cached: the old words are still right.
-        let refused = await cli.run(["get", "--no-read", "http://127.0.0.1:9/x"])
+        let refused = await cli.run(["get", "http://127.0.0.1:9/x"])
         #expect(refused.err.contains("nothing usable is cached"))
+        // --no-read never asked the cache: it says so instead.
+        for extra in [[String](), ["--json"]] {
+            let unread = await cli.run(["get", "--no-read"] + extra + ["http://127.0.0.1:9/x"])
+            #expect(unread.err.contains("cannot connect to the origin for http://127.0.0.1:9/x; --no-read skipped the cache ("),
+                    "\(unread.err)")
+            #expect(!unread.err.contains("nothing usable is cached"))
+        }
     }
 
     /// A second process waiting on the first one's download of the same URL says so under -v, then answers from
