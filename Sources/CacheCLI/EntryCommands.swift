@@ -34,14 +34,9 @@ package enum RemoveCommand: Command {
         let url = try CacheOpener.url(given)
         let cache = try CacheOpener.open(parsed, context: context) { $0.opensToFreeSpace = true }
         let removed: Int
-        var partials = 0
+        let partials: Int
         do {
-            removed = try cache.removeEntries(for: url)
-            // The kept bytes of an interrupted download of the URL go too (they are the URL's, as ls shows).
-            for partial in cache.partialDescriptions(for: url) {
-                try cache.store.removePartial(for: partial.key)
-                partials += 1
-            }
+            (removed, partials) = try remove(url, cache: cache, dryRun: false)
         } catch {
             throw CommandFailure("storage error: cannot remove \(url.absoluteString): \(ErrorText.describe(error))",
                                  kind: .storage, url: url)
@@ -60,33 +55,46 @@ package enum RemoveCommand: Command {
         return 0
     }
 
+    /// Removes (with `dryRun`: only counts) the stored entries of `url` and its partial entries (the kept bytes of
+    /// an interrupted download, which are the URL's as `ls` shows).
+    /// - Throws: `CacheStoreError` when the index cannot be written.
+    static func remove(_ url: URL, cache: DownloadCache, dryRun: Bool) throws -> (entries: Int, partials: Int) {
+        let partials = cache.partialDescriptions(for: url)
+        if dryRun { return (cache.entryDescriptions(for: url).count, partials.count) }
+        let entries = try cache.removeEntries(for: url)
+        for partial in partials { try cache.store.removePartial(for: partial.key) }
+        return (entries, partials.count)
+    }
+
     /// `rm --prefix`: removes (or with `--dry-run` lists) every stored URL starting with `prefix`, in URL order.
     /// - Throws: ``UsageError`` for an empty prefix, ``CommandFailure`` when nothing matches or the store fails.
     static func removePrefix(_ prefix: String, parsed: ParsedArguments, context: CommandContext) throws -> Int32 {
         guard !prefix.isEmpty else { throw UsageError("invalid value '' for '--prefix': expected the start of a URL") }
         let cache = try CacheOpener.open(parsed, context: context) { $0.opensToFreeSpace = true }
-        let urls = Set(cache.entryDescriptions().map(\.url).filter { $0.hasPrefix(prefix) }).sorted()
+        let stored = cache.entryDescriptions().map(\.url) + cache.partialDescriptions().map(\.url)
+        let urls = Set(stored.filter { $0.hasPrefix(prefix) }).sorted()
         guard !urls.isEmpty else { throw CommandFailure("not cached: nothing stored under \(prefix)", kind: .notCached) }
         let dryRun = parsed.flag("dry-run")
-        var removed: [(url: String, entries: Int)] = []
+        var removed: [(url: String, entries: Int, partials: Int)] = []
         for text in urls {
             guard let url = URL(string: text) else { continue }
-            if dryRun {
-                removed.append((text, cache.entryDescriptions(for: url).count))
-                continue
-            }
-            do { removed.append((text, try cache.removeEntries(for: url))) } catch {
+            do {
+                let (entries, partials) = try remove(url, cache: cache, dryRun: dryRun)
+                removed.append((text, entries, partials))
+            } catch {
                 throw CommandFailure("storage error: cannot remove \(text): \(ErrorText.describe(error))")
             }
         }
         let total = removed.reduce(0) { $0 + $1.entries }
+        let partials = removed.reduce(0) { $0 + $1.partials }
         if parsed.flag("json") {
-            let object: [String: Any] = ["prefix": prefix, "dryRun": dryRun, "removed": total,
-                                         "urls": removed.map { ["url": $0.url, "entries": $0.entries] as [String: Any] }]
+            let object: [String: Any] = ["prefix": prefix, "dryRun": dryRun, "removed": total, "removedPartials": partials,
+                                         "urls": removed.map { ["url": $0.url, "entries": $0.entries, "partials": $0.partials] as [String: Any] }]
             context.console.out(try JSONOutput.line(object))
         } else {
             for item in removed { context.console.out("\(dryRun ? "would remove" : "removed") \(TerminalText.escaped(item.url))") }
-            context.console.out("\(dryRun ? "would remove" : "removed") \(total) \(total == 1 ? "entry" : "entries") "
+            let partialText = partials == 0 ? "" : " and \(partials) partial\(partials == 1 ? "" : "s")"
+            context.console.out("\(dryRun ? "would remove" : "removed") \(total) \(total == 1 ? "entry" : "entries")\(partialText) "
                 + "(\(removed.count) \(removed.count == 1 ? "URL" : "URLs")) under \(TerminalText.escaped(prefix))")
         }
         return 0

@@ -3,8 +3,8 @@ import Testing
 import CacheCLI
 import CacheTestSupport
 
-/// `rm URL` removes the URL's partial entry too (the kept bytes of an interrupted download), as README says; a URL
-/// with only a partial is not "nothing stored".
+/// `rm URL` and `rm --prefix` remove the URL's partial entry too (the kept bytes of an interrupted download), as
+/// README says; a URL with only a partial is not "nothing stored".
 @Suite struct RemoveTakesThePartialTooTests {
     @Test func rmRemovesAPartialEntry() async throws {
         let origin = try await OriginServer.start()
@@ -21,5 +21,23 @@ import CacheTestSupport
         #expect(rm.out == "removed 1 partial (kept bytes of an interrupted download) for \(url)\n", "\(rm.out)")
         #expect(!(await cli.run(["ls"])).out.contains("partial"))
         #expect(await cli.run(["rm", url]).code == 1)
+    }
+
+    @Test func rmPrefixRemovesPartialEntries() async throws {
+        let origin = try await OriginServer.start()
+        defer { origin.stop() }
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        try await origin.configure(path: "/slow", headers: [("Cache-Control", "max-age=600")], size: 3_000_000,
+                                   etag: "\"v1\"", rate: 1_000_000)
+        let url = origin.url("/slow").absoluteString
+        #expect(await cli.run(["get", "--max-time", "1", "-o", "/dev/null", url]).code == 28)
+        let prefix = origin.url("/sl").absoluteString
+        let dry = await cli.run(["rm", "--prefix", prefix, "--dry-run"])
+        #expect(dry.out == "would remove \(url)\nwould remove 0 entries and 1 partial (1 URL) under \(prefix)\n", "\(dry.out)")
+        #expect((await cli.run(["ls"])).out.contains("partial"))
+        let json = try await cli.run(["rm", "--prefix", prefix, "--json"]).object()
+        #expect(json["removedPartials"] as? Int == 1)
+        #expect(!(await cli.run(["ls"])).out.contains("partial"))
     }
 }
