@@ -373,7 +373,7 @@ enum StoreSuite {
         return [
             BenchResult(name: "memory_hit_speedup_vs_urlcache", value: foundation / ours2, baseline: 10, unit: "x",
                         detail: "URLCache.cachedResponse \(micro(foundation)) vs ours \(micro(ours2)), 1 KB, \(count) entries"),
-            BenchResult(name: "memory_hit_cost_vs_dictionary", value: ours / dict, baseline: 3, unit: "x",
+            BenchResult(name: "memory_hit_cost_vs_dictionary", value: ours / dict, baseline: 1.5, unit: "x",
                         detail: "ours \(micro(ours)) vs Mutex<[String: Data]> lookup \(micro(dict))"),
         ]
     }
@@ -399,8 +399,10 @@ enum StoreSuite {
 
     static func diskHits() throws -> [BenchResult] {
         var results: [BenchResult] = []
-        for (label, size, count, iterations) in [("1k", 1 << 10, 500, 2_000), ("16k", 16 << 10, 500, 1_000),
-                                                   ("256k", 256 << 10, 100, 200), ("4m", 4 << 20, 10, 20)] {
+        // Goals (issue 14): an inline body read from SQLite at most as dear as open+read+close of a file; a 16 KB
+        // blob within 15 % of it; larger blobs within 50 %.
+        for (label, size, count, iterations, goal) in [("1k", 1 << 10, 500, 2_000, 1.0), ("16k", 16 << 10, 500, 1_000, 1.15),
+                                                         ("256k", 256 << 10, 100, 200, 1.5), ("4m", 4 << 20, 10, 20, 1.5)] {
             let dir = try Bench.temporaryDirectory("store-disk-\(label)")
             defer { try? FileManager.default.removeItem(at: dir) }
             let store = try CacheStore(configuration: silentConfiguration(dir, memory: false))
@@ -427,7 +429,7 @@ enum StoreSuite {
                 i += 1
             }
             results.append(BenchResult(
-                name: "disk_hit_cost_vs_file_read_\(label)", value: ours / file, baseline: label == "1k" ? nil : 1.5,
+                name: "disk_hit_cost_vs_file_read_\(label)", value: ours / file, baseline: goal,
                 unit: "x", detail: "ours (memory tier off) \(micro(ours)) vs open+read+close \(micro(file)), \(count) entries"))
         }
         return results

@@ -14,7 +14,8 @@ final class MemoryTier: Sendable {
     /// (measurable on the hit path).
     final class Node {
         let key: StoreKey
-        @exclusivity(unchecked) var entry: StoredEntry
+        /// Never changed once the node is in the tier: ``update(_:_:)`` puts a new node in its place.
+        let entry: StoredEntry
         let cost: Int
         @exclusivity(unchecked) var dirty = false
         /// Set by a hit; eviction gives a referenced node a second chance instead of relinking on every hit.
@@ -32,8 +33,16 @@ final class MemoryTier: Sendable {
         }
     }
 
+    /// A dictionary key hashing only the primary key (most entries have the empty variant; equality compares both).
+    struct Key: Hashable {
+        let key: StoreKey
+        init(_ key: StoreKey) { self.key = key }
+        func hash(into hasher: inout Hasher) { hasher.combine(key.primary) }
+        static func == (a: Key, b: Key) -> Bool { a.key.primary == b.key.primary && a.key.variant == b.key.variant }
+    }
+
     struct State {
-        var nodes: [StoreKey: Node] = [:]
+        var nodes: [Key: Node] = [:]
         var head: Node?
         var tail: Node?
         var bytes = 0
@@ -67,7 +76,7 @@ final class MemoryTier: Sendable {
         }
 
         mutating func remove(_ key: StoreKey) {
-            guard let node = nodes.removeValue(forKey: key) else { return }
+            guard let node = nodes.removeValue(forKey: Key(key)) else { return }
             unlink(node)
             bytes -= node.cost
         }
@@ -105,14 +114,17 @@ final class MemoryTier: Sendable {
                 state.removeAll()
                 state.seenGeneration = generation
             }
-            guard let node = state.nodes[key] else {
+            guard let node = state.nodes[Key(key)] else {
                 state.misses += 1
                 return nil
             }
             state.hits += 1
             node.referenced = true
-            let time = max(now, node.lastAccess)  // a coarse clock must not move an access time backwards
-            node.lastAccess = time
+            var time = node.lastAccess
+            if now > time {  // a coarse clock must not move an access time backwards
+                time = now
+                node.lastAccess = now
+            }
             if recordsAccess, !node.dirty {
                 node.dirty = true
                 state.dirty.append((key, time.timeIntervalSince1970))
@@ -126,12 +138,12 @@ final class MemoryTier: Sendable {
     /// The entry for `key` without counting, touching or reordering; nil when absent or another process wrote
     /// since the tier last looked.
     func peek(_ key: StoreKey, generation: UInt64) -> StoredEntry? {
-        state.withLock { $0.seenGeneration == generation ? $0.nodes[key]?.entry : nil }
+        state.withLock { $0.seenGeneration == generation ? $0.nodes[Key(key)]?.entry : nil }
     }
 
     /// The index information for `key` without counting or touching.
     func peekInfo(_ key: StoreKey, generation: UInt64) -> EntryInfo? {
-        state.withLock { $0.seenGeneration == generation ? $0.nodes[key]?.entry.info : nil }
+        state.withLock { $0.seenGeneration == generation ? $0.nodes[Key(key)]?.entry.info : nil }
     }
 
     /// Records a generation bump made by this process (`old` → `new`); empties the tier when `old` is not the
@@ -153,13 +165,13 @@ final class MemoryTier: Sendable {
         state.withLock { state in
             let node = Node(entry: entry)
             if let expected = ifEpoch {
-                if state.epoch != expected || state.nodes[node.key] != nil { return }
+                if state.epoch != expected || state.nodes[Key(node.key)] != nil { return }
             } else {
                 state.epoch &+= 1
             }
             state.remove(node.key)
             guard node.cost <= maxEntryBytes, node.cost <= maxBytes else { return }
-            state.nodes[node.key] = node
+            state.nodes[Key(node.key)] = node
             state.pushFront(node)
             state.bytes += node.cost
             while state.bytes > maxBytes || state.nodes.count > maxEntries, let last = state.tail {
@@ -175,10 +187,25 @@ final class MemoryTier: Sendable {
     }
 
     /// Changes the stored information of a cached entry (metadata or pin), leaving the body.
+    /// The new information goes into a new node that takes the old one's place (position, flags, access time).
     func update(_ key: StoreKey, _ change: (inout EntryInfo) -> Void) {
         state.withLock { state in
             state.epoch &+= 1
-            if let node = state.nodes[key] { change(&node.entry.info) }
+            guard let old = state.nodes[Key(key)] else { return }
+            var entry = old.entry
+            change(&entry.info)
+            let node = Node(entry: entry)
+            node.dirty = old.dirty
+            node.referenced = old.referenced
+            node.lastAccess = old.lastAccess
+            node.previous = old.previous
+            node.next = old.next
+            if let previous = old.previous { previous.next = node } else { state.head = node }
+            if let next = old.next { next.previous = node } else { state.tail = node }
+            old.previous = nil
+            old.next = nil
+            state.bytes += node.cost - old.cost
+            state.nodes[Key(key)] = node
         }
     }
 
@@ -190,7 +217,7 @@ final class MemoryTier: Sendable {
                 state.removeAll()
                 return
             }
-            for key in state.nodes.keys where predicate(key) { state.remove(key) }
+            for key in state.nodes.keys where predicate(key.key) { state.remove(key.key) }
         }
     }
 
@@ -224,7 +251,7 @@ final class MemoryTier: Sendable {
             var result: [(StoreKey, Double)] = []
             result.reserveCapacity(dirty.count)
             for (key, time) in dirty {
-                if let node = state.nodes[key] {
+                if let node = state.nodes[Key(key)] {
                     node.dirty = false
                     result.append((key, node.lastAccess.timeIntervalSince1970))
                 } else {
