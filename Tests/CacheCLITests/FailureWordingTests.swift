@@ -52,8 +52,9 @@ import CacheTestSupport
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-wait-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: dir) }
         let env = ["DLCACHE_DIR": dir.path, "HOME": dir.path]
-        // Ten seconds of body: the second process starts and reaches the lock well within it, even on a loaded machine.
-        try await origin.configure(path: "/slow", headers: [("Cache-Control", "max-age=600")], size: 2_500_000,
+        // 25 seconds of body: the second process starts and reaches the lock within it even on a loaded machine
+        // (at load 20-70 it took 11-21 s to get there), and waits less than the 30 s lock timeout.
+        try await origin.configure(path: "/slow", headers: [("Cache-Control", "max-age=600")], size: 6_250_000,
                                    rate: 250_000)
         let binary = try #require(ExecutableTests.binary).path
         let url = origin.url("/slow").absoluteString
@@ -66,7 +67,7 @@ import CacheTestSupport
         let second = try await ChildProcess.run([binary, "get", "-v", "-o", "/dev/null", url], environment: env)
         #expect(second.status == 0, "\(second.errorOutput)")
         #expect(second.errorOutput.contains("waiting for another dlcache process downloading \(url)"), "\(second.errorOutput)")
-        #expect(first.wait(timeout: .seconds(30))?.status == 0)
+        #expect(first.wait(timeout: .seconds(60))?.status == 0)
         #expect(try await origin.hits("/slow").total == 1)
     }
 }
