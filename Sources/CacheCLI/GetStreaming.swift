@@ -40,6 +40,22 @@ enum GetStreaming {
         var rate: Int64?
     }
 
+    /// The most bytes one in-kernel copy to `-o FILE` takes on (64 MiB): how often the loop looks up between copies.
+    static let directRegionBytes = 64 << 20
+
+    /// What one step of the loop writes: bytes in memory, or a region of the body's file copied in the kernel.
+    private enum Piece {
+        case data(Data)
+        case region(BodyRegion)
+
+        var count: Int {
+            switch self {
+            case .data(let data): return data.count
+            case .region(let region): return region.count
+            }
+        }
+    }
+
     /// A try that failed in a way `--retry` may try again.
     private struct TryAgain: Error {
         var reason: String
@@ -89,8 +105,19 @@ enum GetStreaming {
             // once: the run ends when the failure happened, not a paced tail later.
             Task { do { _ = try await stream.response() } catch { pacer.callFailed() } }
         }
+        // A body going unchanged to -o FILE is copied region by region from the file holding it, in the kernel
+        // (copy_file_range): no bytes pass through this process.
+        let direct = output != nil && !plan.decoding && plan.rate == nil
         do throws(DownloadError) {
-            while let chunk = try await iterator.next() {
+            while true {
+                let piece: Piece
+                if direct {
+                    guard let region = try await iterator.nextRegion(maxBytes: directRegionBytes) else { break }
+                    piece = .region(region)
+                } else {
+                    guard let chunk = try await iterator.next() else { break }
+                    piece = .data(chunk)
+                }
                 if first {
                     first = false
                     if retriesLeft, let status = stream.status, RetryRule.transientStatuses.contains(status) {
@@ -100,18 +127,23 @@ enum GetStreaming {
                     if plan.decoding { decoder = ContentDecoder(contentEncoding: stream.headers?.first("Content-Encoding")) }
                 }
                 do throws(CommandFailure) {
-                    let data = try decoder?.decode(chunk) ?? chunk
-                    if let rate = plan.rate {
-                        try await pacedWrite(data, to: sink, rate: rate, pacer: pacer)
-                    } else {
-                        try sink.write(data)
+                    switch piece {
+                    case .region(let region):
+                        try sink.write(region)
+                    case .data(let chunk):
+                        let data = try decoder?.decode(chunk) ?? chunk
+                        if let rate = plan.rate {
+                            try await pacedWrite(data, to: sink, rate: rate, pacer: pacer)
+                        } else {
+                            try sink.write(data)
+                        }
                     }
                 } catch {
                     stream.cancel()
                     writeFailure = error
                     break
                 }
-                written += Int64(chunk.count)
+                written += Int64(piece.count)
                 plan.record?.update { $0.sizeDownload = written }
             }
         } catch {

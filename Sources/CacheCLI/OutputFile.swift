@@ -1,5 +1,6 @@
 import Foundation
 import CacheStore
+import DownloadCache
 import CacheSystem
 import Synchronization
 
@@ -93,6 +94,30 @@ final class BodySink: Sendable {
                 return cs_write_all(fd, base, raw.count) != 0
             }
             if failed { throw CommandFailure("cannot write '\(url.path)': \(Self.message(cs_errno()))", kind: .write) }
+        }
+    }
+
+    /// Writes `region` of a body completely: to a file, copied in the kernel from the file holding the body
+    /// (``BodyRegion/write(to:)``); to stdout, read and written as ``write(_:isBody:)`` does.
+    /// - Throws: ``CommandFailure`` when the body cannot be read or the target written.
+    func write(_ region: BodyRegion) throws(CommandFailure) {
+        guard case .file(let url) = target else {
+            let data: Data
+            do { data = try region.read() } catch {
+                throw CommandFailure("storage error: cannot read the body at byte \(region.offset): \(error.detail)")
+            }
+            try write(data)
+            return
+        }
+        let fd = try descriptor(url)
+        do throws(BodyRegion.WriteFailure) {
+            try region.write(to: fd)
+        } catch {
+            if error.isOutput {
+                throw CommandFailure("cannot write '\(url.path)': \(Self.message(error.systemError))", kind: .write)
+            }
+            let reason = error.systemError == 0 ? "the file ended early" : Self.message(error.systemError)
+            throw CommandFailure("storage error: cannot read the body at byte \(region.offset): \(reason)")
         }
     }
 

@@ -154,6 +154,13 @@ public final class OpenedBody: Sendable {
         _ = cs_close(fd)
     }
 
+    /// Runs `body` with the open descriptor (read-only; valid until `body` returns; never close it), for a
+    /// caller that copies the bytes in the kernel (`copy_file_range`, `sendfile`) instead of reading them.
+    public func withDescriptor<T, E: Error>(_ body: (Int32) throws(E) -> T) throws(E) -> T {
+        defer { withExtendedLifetime(self) {} }
+        return try body(fd)
+    }
+
     /// At most `count` bytes of the body from byte `offset` on (empty at or past the end).
     /// - Throws: `CacheStoreError.Code.io` when the file cannot be read or ends before `size` bytes.
     public func read(from offset: Int64, upToCount count: Int) throws(CacheStoreError) -> Data {

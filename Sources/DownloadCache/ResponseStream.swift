@@ -122,18 +122,130 @@ public struct ResponseStream: AsyncSequence, Sendable {
         /// - Throws: the call's `DownloadError` once the bytes written before the failure were delivered;
         ///   `.cancelled` when the consuming task is cancelled; `.storage` when the body file cannot be read.
         public mutating func next() async throws(DownloadError) -> Data? {
-            let chunk = try await tap.chunk(from: offset, generation: &generation)
-            if let chunk { offset += Int64(chunk.count) }
+            guard let region = try await tap.region(from: offset, maxBytes: ResponseStream.chunkBytes,
+                                                    generation: &generation) else { return nil }
+            let chunk = try region.read()
+            tap.record(chunk.count)
+            offset += Int64(chunk.count)
             return chunk
         }
+
+        /// The next run of bytes from the current offset, not read yet: at most `maxBytes` (≥ 1) of what the
+        /// file holds now, or of the completed response's body; nil after its last byte. The iterator moves past
+        /// the region, so the caller copies it (``BodyRegion/write(to:)``, in the kernel where it can) before
+        /// asking for the next one. Waits, fails and orders like ``next()``; a region holds no body bytes in
+        /// memory (except a body the call returned in memory).
+        /// - Throws: as ``next()``.
+        public mutating func nextRegion(maxBytes: Int) async throws(DownloadError) -> BodyRegion? {
+            let region = try await tap.region(from: offset, maxBytes: Swift.max(1, maxBytes), generation: &generation)
+            if let region { offset += Int64(region.count) }
+            return region
+        }
     }
+}
+
+/// A run of body bytes still in the file (or memory) that holds them, from
+/// ``ResponseStream/Iterator/nextRegion(maxBytes:)``: a caller writing the body to a file descriptor copies it
+/// with ``write(to:)`` (`copy_file_range`/`sendfile` on Linux) instead of reading it through a `Data`.
+/// The file stays readable while the region exists, even when the entry is replaced or purged meanwhile.
+public struct BodyRegion: Sendable {
+    /// Where the bytes are: a descriptor reading the body file, a stored blob held open, or memory.
+    enum Source: Sendable {
+        case file(FileDescriptorHandle)
+        case stored(OpenedBody)
+        case data(Data)
+    }
+
+    /// Where the region starts in the body, in bytes.
+    public let offset: Int64
+    /// Its length in bytes (≥ 1).
+    public let count: Int
+    let source: Source
+
+    /// Why ``write(to:)`` stopped: the body's file could not be read (or ended early), or the output refused.
+    public struct WriteFailure: Error, Sendable {
+        /// Whether the output descriptor failed (disk full, a closed pipe); false: reading the body failed.
+        public var isOutput: Bool
+        /// The system's error number (0 when the body's file ended before the region's end).
+        public var systemError: Int32
+    }
+
+    /// The region's bytes in memory.
+    /// - Throws: `DownloadError` `.storage` when the body's file cannot be read or ends before the region does.
+    public func read() throws(DownloadError) -> Data {
+        switch source {
+        case .data(let data):
+            return data
+        case .stored(let body):
+            do {
+                let data = try body.read(from: offset, upToCount: count)
+                guard !data.isEmpty else { throw DownloadError(.storage, "the stored body \(body.url.path) ended at byte \(offset)") }
+                return data
+            } catch let error as DownloadError {
+                throw error
+            } catch {
+                throw DownloadError(.storage, "cannot read the stored body \(body.url.path): \(error)")
+            }
+        case .file(let handle):
+            var data = Data(count: count)
+            let got = data.withUnsafeMutableBytes { raw -> Int64 in
+                guard let base = raw.baseAddress else { return 0 }
+                return cs_read_at(handle.fd, base, count, offset)
+            }
+            guard got > 0 else { throw DownloadError(.storage, "cannot read the body file at byte \(offset)") }
+            if Int(got) < count { data.removeSubrange(Int(got)...) }
+            return data
+        }
+    }
+
+    /// Writes the region's bytes to `descriptor` at its current position (all of them), copied in the kernel
+    /// where the system can (``cs_copy_range``: `copy_file_range`, then `sendfile`; else `pread`/`write`).
+    /// - Throws: ``WriteFailure``; after it the descriptor may hold part of the region.
+    public func write(to descriptor: Int32) throws(WriteFailure) {
+        switch source {
+        case .data(let data):
+            let failed = data.withUnsafeBytes { raw -> Bool in
+                guard let base = raw.baseAddress, raw.count > 0 else { return false }
+                return cs_write_all(descriptor, base, raw.count) != 0
+            }
+            if failed { throw WriteFailure(isOutput: true, systemError: cs_errno()) }
+        case .stored(let body):
+            try body.withDescriptor { (fd: Int32) throws(WriteFailure) in try Self.copy(fd, from: offset, count: count, to: descriptor) }
+        case .file(let handle):
+            try Self.copy(handle.fd, from: offset, count: count, to: descriptor)
+        }
+    }
+
+    private static func copy(_ input: Int32, from offset: Int64, count: Int, to output: Int32) throws(WriteFailure) {
+        var done: Int64 = 0
+        while done < Int64(count) {
+            let n = cs_copy_range(input, offset + done, output, Int64(count) - done)
+            if n > 0 {
+                done += n
+                continue
+            }
+            let err = n < 0 ? cs_errno() : 0
+            // Which side stopped it: when the body's file still reads where the copy stopped, the output refused.
+            var probe: UInt8 = 0
+            let readable = cs_read_at(input, &probe, 1, offset + done) == 1
+            throw WriteFailure(isOutput: n < 0 && readable, systemError: err)
+        }
+    }
+}
+
+/// An open descriptor, closed when the last holder releases it (so a region being copied keeps its file open
+/// while the stream moves on to another file).
+final class FileDescriptorHandle: Sendable {
+    let fd: Int32
+    init(_ fd: Int32) { self.fd = fd }
+    deinit { _ = cs_close(fd) }
 }
 
 /// The shared state of a ``ResponseStream``: the body file being written (a reading descriptor), how many of
 /// its bytes are written, the call's result, and consumers waiting for more.
 final class BodyTap: Sendable {
     private struct State {
-        var reader: Int32 = -1
+        var reader: FileDescriptorHandle?
         /// Bytes of the file that are written (kept prefix + written by this transfer).
         var available: Int64 = 0
         /// Counts ``begin(_:prefix:)`` calls: an iterator that read from an earlier file cannot go on.
@@ -150,12 +262,6 @@ final class BodyTap: Sendable {
         var followedStatus: Int?
     }
     private let state = Mutex(State())
-
-    deinit {
-        state.withLock { state in
-            if state.reader >= 0 { _ = cs_close(state.reader) }
-        }
-    }
 
     /// Runs `task` (the call) and records its result when it ends.
     func attach(_ task: Task<Result<CachedResponse, DownloadError>, Never>) {
@@ -182,11 +288,11 @@ final class BodyTap: Sendable {
     /// Follows `sink`'s file from now on; its first `prefix` bytes are already there (a resumed partial).
     /// Called on the transport's thread when the head is accepted, before any body byte is written.
     func begin(_ sink: BodySink, prefix: Int64, status: Int, headers: HTTPHeaders) {
-        let reader = prefix > 0 ? sink.openReader() : -1
+        let opened = prefix > 0 ? sink.openReader() : -1
+        let reader = opened >= 0 ? FileDescriptorHandle(opened) : nil
         state.withLock { state in
-            if state.reader >= 0 { _ = cs_close(state.reader) }
             state.reader = reader
-            state.available = reader >= 0 ? prefix : 0
+            state.available = reader != nil ? prefix : 0
             state.generation += 1
             state.followedHeaders = headers
             state.followedStatus = status
@@ -199,14 +305,13 @@ final class BodyTap: Sendable {
 
     /// The file now holds `total` bytes (on the writer's thread, right after its write).
     private func wrote(_ total: Int64, sink: BodySink, generation: Int) {
-        let needsReader = state.withLock { $0.generation == generation && $0.reader < 0 }
+        let needsReader = state.withLock { $0.generation == generation && $0.reader == nil }
         let opened = needsReader ? sink.openReader() : -1
+        let handle = opened >= 0 ? FileDescriptorHandle(opened) : nil
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             guard state.generation == generation else { return [] }
-            if opened >= 0 {
-                if state.reader >= 0 { _ = cs_close(opened) } else { state.reader = opened }
-            }
-            guard state.reader >= 0 else { return [] }
+            if state.reader == nil, let handle { state.reader = handle }
+            guard state.reader != nil else { return [] }
             state.available = total
             defer { state.waiters = [] }
             return state.waiters
@@ -221,15 +326,15 @@ final class BodyTap: Sendable {
         return await task.value
     }
 
-    /// What the iterator at `offset` delivers next: file bytes written so far, then the rest of the completed
-    /// response's body, then nil; or the call's error once the written bytes are delivered.
-    func chunk(from offset: Int64, generation: inout Int) async throws(DownloadError) -> Data? {
+    /// What the iterator at `offset` delivers next (at most `maxBytes`): file bytes written so far, then the rest
+    /// of the completed response's body, then nil; or the call's error once the written bytes are delivered.
+    func region(from offset: Int64, maxBytes: Int, generation: inout Int) async throws(DownloadError) -> BodyRegion? {
         while true {
             if Task.isCancelled {
                 cancel()
                 throw DownloadError(.cancelled, "the download was interrupted before it completed (the task reading the stream was cancelled)")
             }
-            enum Step { case read(Int32, Int), finished(Result<CachedResponse, DownloadError>), wait }
+            enum Step { case read(FileDescriptorHandle, Int), finished(Result<CachedResponse, DownloadError>), wait }
             let step = state.withLock { state -> Step in
                 // The followed 2xx did not become the answer (its transfer failed and a stored copy was served
                 // instead): its bytes in the file are not that copy's, so they are never read on from.
@@ -238,8 +343,8 @@ final class BodyTap: Sendable {
                         "the response being streamed ended after \(offset) bytes and a stored copy was answered "
                         + "instead; its bytes are not appended to another response's")))
                 }
-                if state.reader >= 0, state.available > offset {
-                    return .read(state.reader, Int(min(Int64(ResponseStream.chunkBytes), state.available - offset)))
+                if let reader = state.reader, state.available > offset {
+                    return .read(reader, Int(min(Int64(maxBytes), state.available - offset)))
                 }
                 if let result = state.result { return .finished(result) }
                 return .wait
@@ -256,9 +361,7 @@ final class BodyTap: Sendable {
                     }
                     return state.generation
                 }
-                let data = try Self.read(reader, from: offset, count: count)
-                record(data.count)
-                return data
+                return BodyRegion(offset: offset, count: count, source: .file(reader))
             case .finished(let result):
                 let response = try result.get()
                 state.withLock { state in
@@ -267,14 +370,12 @@ final class BodyTap: Sendable {
                         state.status = response.status
                     }
                 }
-                let data = try Self.read(response, from: offset)
-                record(data?.count ?? 0)
-                return data
+                return try Self.region(of: response, from: offset, maxBytes: maxBytes)
             case .wait:
                 await withTaskCancellationHandler {
                     await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                         let ready = state.withLock { state -> Bool in
-                            if state.result != nil || (state.reader >= 0 && state.available > offset) { return true }
+                            if state.result != nil || (state.reader != nil && state.available > offset) { return true }
                             state.waiters.append(continuation)
                             return false
                         }
@@ -292,46 +393,29 @@ final class BodyTap: Sendable {
         }
     }
 
-    private func record(_ count: Int) {
+    /// Records a chunk of `count` bytes read for a consumer (the bound ``peakBufferedBytes`` reports).
+    func record(_ count: Int) {
         state.withLock { $0.peakBuffered = max($0.peakBuffered, count) }
     }
 
-    /// `count` bytes of the file at `offset` (fewer only at its end).
-    private static func read(_ reader: Int32, from offset: Int64, count: Int) throws(DownloadError) -> Data {
-        var data = Data(count: count)
-        let got = data.withUnsafeMutableBytes { raw -> Int64 in
-            guard let base = raw.baseAddress else { return 0 }
-            return cs_read_at(reader, base, count, offset)
-        }
-        guard got > 0 else {
-            throw DownloadError(.storage, "cannot read the body file being written at byte \(offset)")
-        }
-        if Int(got) < count { data.removeSubrange(Int(got)...) }
-        return data
-    }
-
-    /// The completed response's body from `offset` on, one chunk; nil at its end.
-    private static func read(_ response: CachedResponse, from offset: Int64) throws(DownloadError) -> Data? {
+    /// The completed response's body from `offset` on, at most `maxBytes`; nil at its end.
+    private static func region(of response: CachedResponse, from offset: Int64,
+                               maxBytes: Int) throws(DownloadError) -> BodyRegion? {
         guard offset < response.bodySize else { return nil }
-        let count = Int(min(Int64(ResponseStream.chunkBytes), response.bodySize - offset))
+        let count = Int(min(Int64(maxBytes), response.bodySize - offset))
         switch response.body {
         case .data(let data):
             let start = data.startIndex + Int(offset)
             guard start < data.endIndex else { return nil }
-            return Data(data[start..<min(data.endIndex, start + count)])
+            let end = min(data.endIndex, start + count)
+            return BodyRegion(offset: offset, count: end - start, source: .data(Data(data[start..<end])))
         case .file(let url):
             if let stored = response.storedBody {
-                do {
-                    let data = try stored.read(from: offset, upToCount: count)
-                    return data.isEmpty ? nil : data
-                } catch {
-                    throw DownloadError(.storage, "cannot read the stored body \(url.path): \(error)")
-                }
+                return BodyRegion(offset: offset, count: count, source: .stored(stored))
             }
             let reader = cs_open_file(url.path, CS_OPEN_READ, CS_OPEN_EXISTING, 0)
             guard reader >= 0 else { throw DownloadError(.storage, "cannot open the body file \(url.path)") }
-            defer { _ = cs_close(reader) }
-            return try read(reader, from: offset, count: count)
+            return BodyRegion(offset: offset, count: count, source: .file(FileDescriptorHandle(reader)))
         }
     }
 }
