@@ -94,6 +94,8 @@ extension CacheStore {
         let pendingSize = (try? FileManager.default.attributesOfItem(atPath: writer.path)[.size] as? NSNumber)?.int64Value ?? 0
         try requireWithinEntryLimit(max(writer.bytesWritten, pendingSize), key: key)
         let (size, crc) = try writer.finish(sync: configuration.durability == .powerLoss)
+        // The file whose size and crc32 `finish` just computed (it read back what was not yet counted).
+        let finished = BlobFiles.info(files.handles.tmp, writer.name)
         let now = configuration.currentTime()
         let info = EntryInfo(key: key, metadata: metadata, bodySize: size, checksum: crc,
                              storageClass: storageClass, isPinned: pinned, createdAt: now, lastAccessedAt: now)
@@ -119,14 +121,20 @@ extension CacheStore {
             try commitRow(IndexRow(info: info, blobID: nil, inlineBody: body), newBlob: nil,
                           memoryEntry: StoredEntry(info: info, body: body))
         } else {
-            try commitFile(temporary: writer.name, info: info, memoryEntry: nil)
+            try commitFile(temporary: writer.name, info: info, memoryEntry: nil, finished: finished)
         }
         return info
     }
 
     /// Renames the finished temporary file `tmp/<name>` into `blobs/` under a new id and commits its row (the
     /// row's batch fsyncs `blobs/` first with ``Durability/powerLoss``; see ``groupCommit(_:)``).
-    func commitFile(temporary name: String, info: EntryInfo, memoryEntry: StoredEntry?) throws(CacheStoreError) {
+    ///
+    /// `finished`: the temporary file as it was when its checksum was computed. When the blob is still that file
+    /// after the rename (device, inode, size and modification time; the rename changes only its ctime), it counts
+    /// as verified in this process (``rememberVerified(_:identity:)``): reading back a body just stored does not
+    /// compute its crc32 a second time.
+    func commitFile(temporary name: String, info: EntryInfo, memoryEntry: StoredEntry?,
+                    finished: cs_file_info? = nil) throws(CacheStoreError) {
         let id = BlobFiles.newID()
         // Named in `blobs/` but not yet in the index: `verify(repair:)` must not take it for an orphan.
         inFlightBlobs.withLock { _ = $0.insert(id) }
@@ -137,6 +145,11 @@ extension CacheStore {
             cleanUp { files.removeTemporary(name) }
             memory.remove(info.key)
             throw error
+        }
+        if let finished, let renamed = BlobFiles.info(files.handles.blobs, id), renamed.isRegular,
+           renamed.device == finished.device, renamed.inode == finished.inode, renamed.size == info.bodySize,
+           finished.size == info.bodySize, renamed.modified_ns == finished.modified_ns {
+            rememberVerified(id, identity: BlobFiles.FileIdentity(renamed))
         }
         try commitRow(IndexRow(info: info, blobID: id, inlineBody: nil), newBlob: id, step: "blob-renamed",
                       memoryEntry: memoryEntry)
