@@ -1,3 +1,4 @@
+import CacheSystem
 import Foundation
 import Synchronization
 
@@ -40,7 +41,8 @@ public enum CommandLineTool {
     /// SIGINT and SIGTERM cancel the running command instead of killing the process: a download stops, keeps
     /// what it received as a partial entry (resumed by the next `get`), the caches are closed cleanly, and the
     /// exit code is 128 + the signal number (130 for Ctrl-C), as a shell reports a process killed by it. A second
-    /// signal exits at once with that code.
+    /// signal exits at once with that code. A signal that was ignored when the process started (a shell's
+    /// background job ignores SIGINT) stays ignored.
     public static func main(arguments: [String]) -> Int32 {
         let box = Mutex<Int32>(exitFailure)
         let done = DispatchSemaphore(value: 0)
@@ -52,7 +54,10 @@ public enum CommandLineTool {
             done.signal()
         }
         let interruption = Mutex<Int32>(0)
-        let sources = [SIGINT, SIGTERM].map { number -> DispatchSourceSignal in
+        // A signal ignored when the process started stays ignored, as curl leaves it: a shell starts a script's
+        // background job (`dlcache get URL &`) with SIGINT ignored, so a Ctrl-C meant for the script spares it.
+        let handled = [SIGINT, SIGTERM].filter { cs_signal_is_ignored($0) == 0 }
+        let sources = handled.map { number -> DispatchSourceSignal in
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler {

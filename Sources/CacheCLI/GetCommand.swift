@@ -225,12 +225,13 @@ package enum GetCommand: Command {
         }
         let headOnly = parsed.flag("head")
         let include = (headOnly || parsed.flag("include")) && !parsed.flag("json")
-        // The plain case streams: the body goes out as it arrives. Options that need the response's status or
-        // header fields before the body (--json, -i, -I, -D, --fail) wait for the whole response.
-        let streams = !parsed.flag("json") && !include && parsed.value("dump-header") == nil && !parsed.flag("fail")
+        // The plain case and --fail stream: the body goes out as it arrives (a 2xx is followed live; any other
+        // status is known before its first byte). Options that print header fields or the whole answer before
+        // the body (--json, -i, -I, -D) wait for the whole response.
+        let streams = !parsed.flag("json") && !include && parsed.value("dump-header") == nil
         if streams {
             let plan = GetStreaming.Plan(output: output, refusingLinks: remoteName, refusingBinary: !bodyToStdout,
-                                         verbose: parsed.flag("verbose"),
+                                         verbose: parsed.flag("verbose"), fail: parsed.flag("fail"),
                                          decoding: parsed.flag("compressed"), progress: messages.progress,
                                          retry: retry, record: record, rate: rate)
             return try await GetStreaming.run(request, options: options, plan: plan, cache: cache, context: context)

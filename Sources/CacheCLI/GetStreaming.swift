@@ -28,6 +28,8 @@ enum GetStreaming {
         var refusingBinary = false
         /// `-v`.
         var verbose = false
+        /// `-f/--fail`: a status >= 400 writes no body and fails with exit 22.
+        var fail = false
         /// `--compressed`: undo gzip/deflate on output.
         var decoding = false
         /// Whether a progress bar may be drawn (not `-s`, not `--no-progress-meter`).
@@ -124,6 +126,7 @@ enum GetStreaming {
                         retriedStatus = status
                         break
                     }
+                    if plan.fail, let status = stream.status, status >= 400 { break }
                     if plan.decoding { decoder = ContentDecoder(contentEncoding: stream.headers?.first("Content-Encoding")) }
                 }
                 do throws(CommandFailure) {
@@ -176,6 +179,18 @@ enum GetStreaming {
             retriedStatus = status
         }
         if let retriedStatus { throw await retryStatus(retriedStatus, stream: stream, request: request) }
+        if plan.fail, let status = stream.status, status >= 400, written == 0 {
+            // -f: nothing of an error answer is written (its chunks come only once its call has ended).
+            bar?.finish()
+            let response = try? await stream.response()
+            if let response {
+                plan.record?.update { $0.record(response) }
+                removeTemporaryBody(response)
+            }
+            let text = response.map { $0.statusText.isEmpty ? "" : " " + $0.statusText } ?? ""
+            let url = response?.url ?? request.url
+            throw CommandFailure("HTTP \(status)\(text) from \(url.absoluteString) (--fail)", kind: .http, url: url)
+        }
         if first, plan.decoding {
             decoder = ContentDecoder(contentEncoding: stream.headers?.first("Content-Encoding"))
         }

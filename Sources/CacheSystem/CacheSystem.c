@@ -783,6 +783,12 @@ int32_t cs_process_id(void) { return (int32_t)getpid(); }
 
 uint32_t cs_user_id(void) { return (uint32_t)geteuid(); }
 
+int cs_signal_is_ignored(int number) {
+    struct sigaction current;
+    if (sigaction(number, NULL, &current) != 0) return 0;
+    return (current.sa_flags & SA_SIGINFO) == 0 && current.sa_handler == SIG_IGN;
+}
+
 double cs_coarse_now(void) {
     struct timespec spec;
 #ifdef __APPLE__

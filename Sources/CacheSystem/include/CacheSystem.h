@@ -235,6 +235,10 @@ uint32_t cs_user_id(void);
 /// Seconds since 1970 from a cheap clock of scheduler-tick resolution (Linux CLOCK_REALTIME_COARSE; Apple
 /// platforms have no coarse realtime clock and use CLOCK_REALTIME).
 double cs_coarse_now(void);
+
+/// Whether signal `number`'s disposition is "ignore" (SIG_IGN), as a shell leaves SIGINT and SIGQUIT for a
+/// background job (`cmd &` in a script): 1 yes, 0 no or unknown. POSIX sigaction on both platforms.
+int cs_signal_is_ignored(int number);
 /// Sleeps for `microseconds`.
 void cs_sleep_microseconds(uint32_t microseconds);
 
