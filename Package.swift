@@ -16,8 +16,10 @@ let package = Package(
         // C libraries from Debian's -dev packages (libsqlite3-dev, zlib1g-dev).
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
-        // libcurl for the Linux transport (raw header lines, reason phrases, no URLSession header rewriting).
-        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        // libcurl for the Linux transport (raw header lines, reason phrases, no URLSession header rewriting): the
+        // headers from libcurl4-openssl-dev, the library (libcurl.so.4) loaded on the first request (dlopen), so a
+        // process that answers from the cache never loads libcurl and the ~30 libraries it needs.
+        .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
         // hiredis for the shared tier (Redis); never a home-made RESP client.
         .systemLibrary(name: "CHiredis", pkgConfig: "hiredis", providers: [.apt(["libhiredis-dev"])]),
 
@@ -49,10 +51,14 @@ let package = Package(
         // The Swift runtime and Foundation linked into the binary on Linux: a process starts without resolving
         // ~20,000 symbols across a dozen Swift shared libraries (Apple platforms ship the runtime in the OS).
         // Linked as a position-dependent executable (`-no-pie`, this executable only): the static runtime as a
-        // PIE needs ~117,000 relative relocations applied at every start (and their page faults).
+        // PIE needs ~117,000 relative relocations applied at every start (and their page faults). Linked with
+        // --as-needed (Scripts/link-as-needed.sh): libcurl, which `import FoundationNetworking` adds, gets no
+        // DT_NEEDED entry, since CCurl defines every libcurl function the executable calls.
         .executableTarget(name: "dlcache", dependencies: ["CacheCLI"],
                           swiftSettings: [.unsafeFlags(["-static-stdlib"], .when(platforms: [.linux]))],
-                          linkerSettings: [.unsafeFlags(["-static-stdlib", "-Xclang-linker", "-no-pie"],
+                          linkerSettings: [.unsafeFlags(["-static-stdlib", "-Xclang-linker", "-no-pie",
+                                                         "-Xclang-linker",
+                                                         "--ld-path=\(Context.packageDirectory)/Scripts/link-as-needed.sh"],
                                                         .when(platforms: [.linux]))]),
         // Fakes for tests: fixed clock, scripted transport, loopback origin launcher, child processes (posix_spawn).
         .target(name: "CacheTestSupport", dependencies: ["DownloadCache", "HTTPCacheSemantics", "CacheStore", "CacheSystem"]),

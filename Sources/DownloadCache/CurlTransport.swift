@@ -32,6 +32,8 @@ import Synchronization
 /// - One dedicated thread runs every transfer; connections are kept alive and reused. The ``TransportEvents``
 ///   callbacks run on that thread (`head` once, `progress` after each body chunk): keep them short.
 /// - Proxies: libcurl's defaults apply (the `http_proxy` / `https_proxy` / `no_proxy` environment variables).
+/// - libcurl itself (libcurl.so.4) is loaded with dlopen by the first ``send(_:bodyFile:events:)``, which also
+///   initialises it and starts the thread; making a transport loads nothing.
 public final class CurlTransport: HTTPTransport, Sendable {
     /// The User-Agent sent by default (`dlcache/<version>`).
     public static let defaultUserAgent = "dlcache/0.1.0"
@@ -110,9 +112,12 @@ public final class CurlTransport: HTTPTransport, Sendable {
     ///   shorter than Content-Length), `.truncatedChunked` (a chunked body cut off), `.stalled` (stall rule),
     ///   `.invalidRequest` (a field ``MessageFraming`` refuses; nothing sent), `.invalidResponse` (mis-framed
     ///   or unsolicited response head, response header too large), `.other` (unsupported scheme, unwritable
-    ///   body file: "write failed: ...", TLS and other libcurl errors).
+    ///   body file: "write failed: ...", TLS and other libcurl errors; libcurl.so.4 that cannot be loaded:
+    ///   "cannot load libcurl.so.4: <the dynamic loader's reason>", for every request).
     public func send(_ request: TransportRequest, bodyFile: ResponseBodyFile,
                      events: TransportEvents) async throws(TransportError) -> TransportResponse {
+        // libcurl.so.4 is loaded by the first request's first libcurl call (CCurl.h); it may be missing.
+        if let failure = dlc_curl_load_error() { throw TransportError.other(String(cString: failure)) }
         guard let loop else { throw TransportError.other("libcurl could not create a multi handle") }
         let scheme = request.url.scheme?.lowercased() ?? ""
         guard scheme == "http" || scheme == "https" else {

@@ -1,6 +1,30 @@
-// libcurl (Debian's libcurl4-openssl-dev) for Swift. curl_easy_setopt / curl_easy_getinfo / curl_multi_setopt
-// are variadic C functions, which Swift cannot call: these typed inline wrappers forward to them.
+// libcurl (Debian's libcurl4-openssl-dev headers; libcurl.so.4 at run time) for the Linux transport.
+//
+// The types and constants come from <curl/curl.h>. The functions are not linked: CCurl.c defines every libcurl
+// function this package and the static FoundationNetworking call, and resolves them in libcurl.so.4 on the first
+// call (dlopen + dlsym, once per process, thread-safe). A process that never makes a request never loads
+// libcurl and the ~30 libraries it pulls in (TLS, Kerberos, LDAP, SSH, ...).
+//
+// curl_easy_setopt / curl_easy_getinfo / curl_multi_setopt are variadic C functions, which Swift cannot call:
+// the typed inline wrappers below forward to them.
+#ifndef DLCACHE_CCURL_H
+#define DLCACHE_CCURL_H
+
 #include <curl/curl.h>
+#include <stddef.h>
+
+/// NULL once libcurl is loaded and every function was found (loading it now when no call did yet); otherwise
+/// why not, in words that name the library (`libcurl.so.4`) and give dlerror()'s text. Every forwarded function
+/// fails while libcurl is not loaded (CURLE_FAILED_INIT, CURLM_INTERNAL_ERROR, CURLUE_OUT_OF_MEMORY or NULL).
+const char *dlc_curl_load_error(void);
+
+/// 1 when this process has loaded libcurl (a function was called), 0 when not yet; never loads it.
+int dlc_curl_is_loaded(void);
+
+/// Tries to load the libcurl named `soname` the way the first call does, into a table of its own that nothing
+/// uses (the process-wide one is not touched); closes it again. Returns 0 and leaves `message` empty when it
+/// loads and has every function, else -1 with the reason in `message` (NUL-terminated, cut to `size`).
+int dlc_curl_try_load(const char *soname, char *message, size_t size);
 
 typedef size_t (*dlc_write_callback)(char *ptr, size_t size, size_t nmemb, void *userdata);
 typedef int (*dlc_xferinfo_callback)(void *clientp, curl_off_t dltotal, curl_off_t dlnow,
@@ -42,3 +66,5 @@ static inline CURLcode dlc_easy_getinfo_string(CURL *handle, CURLINFO info, char
 static inline CURLMcode dlc_multi_setopt_long(CURLM *multi, CURLMoption option, long value) {
     return curl_multi_setopt(multi, option, value);
 }
+
+#endif

@@ -1,0 +1,247 @@
+// libcurl resolved on first use: see include/CCurl.h.
+//
+// The libcurl functions are defined here with hidden visibility: they satisfy this package's calls and those of
+// a statically linked FoundationNetworking at link time, but are never exported, so a process that also loads
+// libcurl itself (a dynamically linked FoundationNetworking, a host application) keeps calling libcurl
+// directly and libcurl's own internal calls are never diverted here. dlopen of the same soname returns the copy
+// already loaded, so every caller in a process shares one libcurl.
+#define CURL_DISABLE_TYPECHECK 1
+// The system headers <curl/curl.h> includes come first, so only libcurl's own declarations become hidden.
+#include <dlfcn.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/types.h>
+#include <time.h>
+
+#pragma GCC visibility push(hidden)
+#include <curl/curl.h>
+#pragma GCC visibility pop
+
+#include "CCurl.h"
+
+#define DLC_LIBCURL_SONAME "libcurl.so.4"
+
+// One field per forwarded function; filled by dlsym, all or nothing.
+struct dlc_curl_functions {
+    CURLcode (*global_init)(long);
+    CURL *(*easy_init)(void);
+    void (*easy_cleanup)(CURL *);
+    CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
+    CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
+    CURLcode (*easy_pause)(CURL *, int);
+    const char *(*easy_strerror)(CURLcode);
+    void (*free_)(void *);
+    CURLM *(*multi_init)(void);
+    CURLMcode (*multi_cleanup)(CURLM *);
+    CURLMcode (*multi_setopt)(CURLM *, CURLMoption, ...);
+    CURLMcode (*multi_add_handle)(CURLM *, CURL *);
+    CURLMcode (*multi_remove_handle)(CURLM *, CURL *);
+    CURLMcode (*multi_perform)(CURLM *, int *);
+    CURLMcode (*multi_poll)(CURLM *, struct curl_waitfd *, unsigned int, int, int *);
+    CURLMcode (*multi_wakeup)(CURLM *);
+    CURLMsg *(*multi_info_read)(CURLM *, int *);
+    const char *(*multi_strerror)(CURLMcode);
+    CURLMcode (*multi_assign)(CURLM *, curl_socket_t, void *);
+    CURLMcode (*multi_socket_action)(CURLM *, curl_socket_t, int, int *);
+    struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
+    void (*slist_free_all)(struct curl_slist *);
+    CURLU *(*url)(void);
+    void (*url_cleanup)(CURLU *);
+    CURLUcode (*url_get)(CURLU *, CURLUPart, char **, unsigned int);
+    CURLUcode (*url_set)(CURLU *, CURLUPart, const char *, unsigned int);
+    char *(*version)(void);
+    curl_version_info_data *(*version_info)(CURLversion);
+};
+
+// Opens `soname` and resolves every function into `table`; on failure writes why into `message` and returns
+// NULL (nothing stays open). Returns the library handle on success.
+static void *dlc_open(const char *soname, struct dlc_curl_functions *table, char *message, size_t size) {
+    if (size > 0) message[0] = '\0';
+    void *library = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+    if (library == NULL) {
+        const char *why = dlerror();
+        snprintf(message, size, "cannot load %s: %s", soname, why != NULL ? why : "unknown dlopen error");
+        return NULL;
+    }
+    const char *missing = NULL;
+#define DLC_RESOLVE(field, name) \
+    if (missing == NULL && (*(void **)&table->field = dlsym(library, name)) == NULL) missing = name;
+    DLC_RESOLVE(global_init, "curl_global_init")
+    DLC_RESOLVE(easy_init, "curl_easy_init")
+    DLC_RESOLVE(easy_cleanup, "curl_easy_cleanup")
+    DLC_RESOLVE(easy_setopt, "curl_easy_setopt")
+    DLC_RESOLVE(easy_getinfo, "curl_easy_getinfo")
+    DLC_RESOLVE(easy_pause, "curl_easy_pause")
+    DLC_RESOLVE(easy_strerror, "curl_easy_strerror")
+    DLC_RESOLVE(free_, "curl_free")
+    DLC_RESOLVE(multi_init, "curl_multi_init")
+    DLC_RESOLVE(multi_cleanup, "curl_multi_cleanup")
+    DLC_RESOLVE(multi_setopt, "curl_multi_setopt")
+    DLC_RESOLVE(multi_add_handle, "curl_multi_add_handle")
+    DLC_RESOLVE(multi_remove_handle, "curl_multi_remove_handle")
+    DLC_RESOLVE(multi_perform, "curl_multi_perform")
+    DLC_RESOLVE(multi_poll, "curl_multi_poll")
+    DLC_RESOLVE(multi_wakeup, "curl_multi_wakeup")
+    DLC_RESOLVE(multi_info_read, "curl_multi_info_read")
+    DLC_RESOLVE(multi_strerror, "curl_multi_strerror")
+    DLC_RESOLVE(multi_assign, "curl_multi_assign")
+    DLC_RESOLVE(multi_socket_action, "curl_multi_socket_action")
+    DLC_RESOLVE(slist_append, "curl_slist_append")
+    DLC_RESOLVE(slist_free_all, "curl_slist_free_all")
+    DLC_RESOLVE(url, "curl_url")
+    DLC_RESOLVE(url_cleanup, "curl_url_cleanup")
+    DLC_RESOLVE(url_get, "curl_url_get")
+    DLC_RESOLVE(url_set, "curl_url_set")
+    DLC_RESOLVE(version, "curl_version")
+    DLC_RESOLVE(version_info, "curl_version_info")
+#undef DLC_RESOLVE
+    if (missing != NULL) {
+        snprintf(message, size, "cannot use %s: it has no function %s (libcurl 7.68 or later is needed)",
+                 soname, missing);
+        dlclose(library);
+        return NULL;
+    }
+    return library;
+}
+
+static struct dlc_curl_functions dlc_functions;
+static pthread_once_t dlc_once = PTHREAD_ONCE_INIT;
+static int dlc_loaded = 0;           // written once inside dlc_once, read after pthread_once returns
+static char dlc_error[512];          // likewise
+static volatile int dlc_attempted = 0;
+
+static void dlc_load_once(void) {
+    dlc_loaded = dlc_open(DLC_LIBCURL_SONAME, &dlc_functions, dlc_error, sizeof dlc_error) != NULL;
+    __atomic_store_n(&dlc_attempted, 1, __ATOMIC_RELEASE);
+}
+
+static inline int dlc_ready(void) {
+    pthread_once(&dlc_once, dlc_load_once);
+    return dlc_loaded;
+}
+
+const char *dlc_curl_load_error(void) { return dlc_ready() ? NULL : dlc_error; }
+
+int dlc_curl_is_loaded(void) { return __atomic_load_n(&dlc_attempted, __ATOMIC_ACQUIRE) && dlc_loaded; }
+
+int dlc_curl_try_load(const char *soname, char *message, size_t size) {
+    struct dlc_curl_functions table;
+    void *library = dlc_open(soname, &table, message, size);
+    if (library == NULL) return -1;
+    dlclose(library);
+    return 0;
+}
+
+#define DLC_F dlc_functions
+
+// Each definition is parenthesised: <curl/curl.h> defines function-like macros of some of these names.
+CURLcode (curl_global_init)(long flags) { return dlc_ready() ? DLC_F.global_init(flags) : CURLE_FAILED_INIT; }
+CURL *(curl_easy_init)(void) { return dlc_ready() ? DLC_F.easy_init() : NULL; }
+void (curl_easy_cleanup)(CURL *handle) { if (dlc_ready()) DLC_F.easy_cleanup(handle); }
+
+// The one variadic argument is read as the type the option number announces (libcurl's CURLOPTTYPE_* ranges,
+// the same for CURLMOPT_*), exactly as libcurl itself reads it.
+CURLcode (curl_easy_setopt)(CURL *handle, CURLoption option, ...) {
+    if (!dlc_ready()) return CURLE_FAILED_INIT;
+    va_list arguments;
+    va_start(arguments, option);
+    CURLcode result;
+    if (option < CURLOPTTYPE_OBJECTPOINT) {
+        result = DLC_F.easy_setopt(handle, option, va_arg(arguments, long));
+    } else if (option < CURLOPTTYPE_FUNCTIONPOINT) {
+        result = DLC_F.easy_setopt(handle, option, va_arg(arguments, void *));
+    } else if (option < CURLOPTTYPE_OFF_T) {
+        result = DLC_F.easy_setopt(handle, option, va_arg(arguments, void (*)(void)));
+    } else if (option < CURLOPTTYPE_BLOB) {
+        result = DLC_F.easy_setopt(handle, option, va_arg(arguments, curl_off_t));
+    } else {
+        result = DLC_F.easy_setopt(handle, option, va_arg(arguments, void *));
+    }
+    va_end(arguments);
+    return result;
+}
+
+// Every CURLINFO takes one pointer.
+CURLcode (curl_easy_getinfo)(CURL *handle, CURLINFO info, ...) {
+    if (!dlc_ready()) return CURLE_FAILED_INIT;
+    va_list arguments;
+    va_start(arguments, info);
+    CURLcode result = DLC_F.easy_getinfo(handle, info, va_arg(arguments, void *));
+    va_end(arguments);
+    return result;
+}
+
+CURLcode (curl_easy_pause)(CURL *handle, int bitmask) {
+    return dlc_ready() ? DLC_F.easy_pause(handle, bitmask) : CURLE_FAILED_INIT;
+}
+const char *(curl_easy_strerror)(CURLcode code) {
+    return dlc_ready() ? DLC_F.easy_strerror(code) : dlc_error;
+}
+void (curl_free)(void *pointer) { if (dlc_ready()) DLC_F.free_(pointer); }
+
+CURLM *(curl_multi_init)(void) { return dlc_ready() ? DLC_F.multi_init() : NULL; }
+CURLMcode (curl_multi_cleanup)(CURLM *multi) { return dlc_ready() ? DLC_F.multi_cleanup(multi) : CURLM_INTERNAL_ERROR; }
+
+CURLMcode (curl_multi_setopt)(CURLM *multi, CURLMoption option, ...) {
+    if (!dlc_ready()) return CURLM_INTERNAL_ERROR;
+    va_list arguments;
+    va_start(arguments, option);
+    CURLMcode result;
+    if (option < CURLOPTTYPE_OBJECTPOINT) {
+        result = DLC_F.multi_setopt(multi, option, va_arg(arguments, long));
+    } else if (option < CURLOPTTYPE_FUNCTIONPOINT) {
+        result = DLC_F.multi_setopt(multi, option, va_arg(arguments, void *));
+    } else if (option < CURLOPTTYPE_OFF_T) {
+        result = DLC_F.multi_setopt(multi, option, va_arg(arguments, void (*)(void)));
+    } else {
+        result = DLC_F.multi_setopt(multi, option, va_arg(arguments, curl_off_t));
+    }
+    va_end(arguments);
+    return result;
+}
+
+CURLMcode (curl_multi_add_handle)(CURLM *multi, CURL *handle) {
+    return dlc_ready() ? DLC_F.multi_add_handle(multi, handle) : CURLM_INTERNAL_ERROR;
+}
+CURLMcode (curl_multi_remove_handle)(CURLM *multi, CURL *handle) {
+    return dlc_ready() ? DLC_F.multi_remove_handle(multi, handle) : CURLM_INTERNAL_ERROR;
+}
+CURLMcode (curl_multi_perform)(CURLM *multi, int *running) {
+    return dlc_ready() ? DLC_F.multi_perform(multi, running) : CURLM_INTERNAL_ERROR;
+}
+CURLMcode (curl_multi_poll)(CURLM *multi, struct curl_waitfd extra_fds[], unsigned int extra_nfds, int timeout_ms,
+                            int *numfds) {
+    return dlc_ready() ? DLC_F.multi_poll(multi, extra_fds, extra_nfds, timeout_ms, numfds) : CURLM_INTERNAL_ERROR;
+}
+CURLMcode (curl_multi_wakeup)(CURLM *multi) { return dlc_ready() ? DLC_F.multi_wakeup(multi) : CURLM_INTERNAL_ERROR; }
+CURLMsg *(curl_multi_info_read)(CURLM *multi, int *left) { return dlc_ready() ? DLC_F.multi_info_read(multi, left) : NULL; }
+const char *(curl_multi_strerror)(CURLMcode code) { return dlc_ready() ? DLC_F.multi_strerror(code) : dlc_error; }
+CURLMcode (curl_multi_assign)(CURLM *multi, curl_socket_t socket, void *pointer) {
+    return dlc_ready() ? DLC_F.multi_assign(multi, socket, pointer) : CURLM_INTERNAL_ERROR;
+}
+CURLMcode (curl_multi_socket_action)(CURLM *multi, curl_socket_t socket, int events, int *running) {
+    return dlc_ready() ? DLC_F.multi_socket_action(multi, socket, events, running) : CURLM_INTERNAL_ERROR;
+}
+
+struct curl_slist *(curl_slist_append)(struct curl_slist *list, const char *data) {
+    return dlc_ready() ? DLC_F.slist_append(list, data) : NULL;
+}
+void (curl_slist_free_all)(struct curl_slist *list) { if (dlc_ready()) DLC_F.slist_free_all(list); }
+
+CURLU *(curl_url)(void) { return dlc_ready() ? DLC_F.url() : NULL; }
+void (curl_url_cleanup)(CURLU *url) { if (dlc_ready()) DLC_F.url_cleanup(url); }
+CURLUcode (curl_url_get)(CURLU *url, CURLUPart what, char **part, unsigned int flags) {
+    return dlc_ready() ? DLC_F.url_get(url, what, part, flags) : CURLUE_OUT_OF_MEMORY;
+}
+CURLUcode (curl_url_set)(CURLU *url, CURLUPart what, const char *part, unsigned int flags) {
+    return dlc_ready() ? DLC_F.url_set(url, what, part, flags) : CURLUE_OUT_OF_MEMORY;
+}
+char *(curl_version)(void) { return dlc_ready() ? DLC_F.version() : (char *)dlc_error; }
+curl_version_info_data *(curl_version_info)(CURLversion age) { return dlc_ready() ? DLC_F.version_info(age) : NULL; }
