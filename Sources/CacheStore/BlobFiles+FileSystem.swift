@@ -37,12 +37,36 @@ extension BlobFiles {
         return (fd, name)
     }
 
-    /// Creates the new file `blobs/<id>` for writing (`O_CREAT | O_EXCL`, no link followed, 0600); returns its
-    /// descriptor. The file is named by no row until the caller commits one.
-    /// - Throws: `CacheStoreError` from `open`.
-    func createBlobFile(_ id: String) throws(CacheStoreError) -> Int32 {
+    /// Creates the new file `blobs/<id>` holding `data` (no link followed, 0600) and returns its descriptor, open
+    /// for writing. The file is named by no row until the caller commits one.
+    ///
+    /// Where the file system has unnamed files (`O_TMPFILE` on Linux), the body is written to one and then
+    /// linked in as `blobs/<id>`: only the short link takes the directory's lock, so writers on several threads
+    /// create their files in parallel (an `O_CREAT` holds that lock while the file system allocates the inode),
+    /// and a process killed mid-write leaves no file. Elsewhere `O_CREAT | O_EXCL` and a write.
+    /// - Throws: `CacheStoreError` from `open`, `write` (e.g. `.diskFull`) or `linkat`; nothing is left behind.
+    func createBlob(_ id: String, holding data: Data) throws(CacheStoreError) -> Int32 {
+        let unnamed = cs_create_unnamed_at(handles.blobs, 0o600)
+        if unnamed >= 0 {
+            do {
+                try Self.writeAll(unnamed, data, path: blobPath(id))
+            } catch {
+                _ = cs_close(unnamed)
+                throw error
+            }
+            if cs_link_unnamed_at(unnamed, handles.blobs, id) == 0 { return unnamed }
+            // No way to name it here (no /proc, no privilege): the named route below reports any real error.
+            _ = cs_close(unnamed)
+        }
         let fd = cs_open_file_at(handles.blobs, id, CS_OPEN_WRITE, CS_OPEN_CREATE_NEW, 0o600)
         guard fd >= 0 else { throw CacheStoreError.posix(cs_errno(), "create \(blobPath(id))") }
+        do {
+            try Self.writeAll(fd, data, path: blobPath(id))
+        } catch {
+            _ = cs_close(fd)
+            removeBlob(id)
+            throw error
+        }
         return fd
     }
 

@@ -34,11 +34,16 @@ extension CacheStore {
             // In `blobs/` but not yet in the index: `verify(repair:)` must not take it for an orphan.
             inFlightBlobs.withLock { _ = $0.insert(id) }
             defer { inFlightBlobs.withLock { _ = $0.remove(id) } }
-            let fd = try files.createBlobFile(id)
+            let fd: Int32
+            do {
+                fd = try files.createBlob(id, holding: body)
+            } catch {
+                memory.remove(key)
+                throw error
+            }
             // Open until the entry is committed: with `.powerLoss` its batch fsyncs the body through it.
             defer { _ = cs_close(fd) }
             do {
-                try BlobFiles.writeAll(fd, body, path: files.blobPath(id))
                 try fault("tmp-written")
                 try fault("tmp-synced")
             } catch {

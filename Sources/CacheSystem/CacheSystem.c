@@ -291,6 +291,38 @@ int cs_open_file_at(int directory, const char *name, enum cs_open_access access,
     return fd;
 }
 
+int cs_create_unnamed_at(int directory, uint32_t permissions) {
+#if defined(__APPLE__) || !defined(O_TMPFILE)
+    (void)directory; (void)permissions;
+    errno = EOPNOTSUPP;
+    return -1;
+#else
+    int fd;
+    do {
+        fd = openat(directory, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, (mode_t)permissions);
+    } while (fd < 0 && errno == EINTR);
+    // Kernels and file systems without O_TMPFILE answer EISDIR, ENOENT or EOPNOTSUPP: one answer for all.
+    if (fd < 0 && (errno == EISDIR || errno == ENOENT || errno == EINVAL)) errno = EOPNOTSUPP;
+    return fd;
+#endif
+}
+
+int cs_link_unnamed_at(int fd, int directory, const char *name) {
+#if defined(__APPLE__) || !defined(O_TMPFILE)
+    (void)fd; (void)directory; (void)name;
+    errno = EOPNOTSUPP;
+    return -1;
+#else
+    // Through /proc (no privilege needed; AT_EMPTY_PATH may need CAP_DAC_READ_SEARCH); AT_EMPTY_PATH when /proc
+    // is not mounted. The magic link names this process's own descriptor, never a path another process controls.
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    if (linkat(AT_FDCWD, path, directory, name, AT_SYMLINK_FOLLOW) == 0) return 0;
+    if (errno != ENOENT) return -1;
+    return linkat(fd, "", directory, name, AT_EMPTY_PATH);
+#endif
+}
+
 int cs_open_existing_for_reading_at(int directory, const char *name, cs_file_info *info) {
     struct stat s;
     int fd = open_regular_at(directory, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0, &s);

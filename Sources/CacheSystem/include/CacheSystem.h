@@ -101,6 +101,15 @@ enum cs_open_creation { CS_OPEN_EXISTING = 0, CS_OPEN_CREATE = 1, CS_OPEN_CREATE
 /// refuses a symbolic link (CS_ERROR_SYMLINK) and anything but a regular file (CS_ERROR_NOT_REGULAR) without
 /// blocking on a FIFO. `creation` CS_OPEN_TRUNCATE creates or truncates. New files get `permissions`.
 int cs_open_file_at(int directory, const char *name, enum cs_open_access access, enum cs_open_creation creation, uint32_t permissions);
+/// Creates a new, unnamed regular file in `directory` open for writing (`O_TMPFILE` on Linux): no directory
+/// entry, so creating it takes no lock of the directory and a process that dies before it is named leaves
+/// nothing behind. Name it with `cs_link_unnamed_at`. Returns -1 with `errno` EOPNOTSUPP where the platform or
+/// the file system has no unnamed files (always on Apple platforms): the caller then creates a named file.
+int cs_create_unnamed_at(int directory, uint32_t permissions);
+/// Gives the unnamed file `fd` (from `cs_create_unnamed_at`) the new name `name` in `directory` (`linkat(2)`;
+/// fails with EEXIST on any existing name, a symbolic link included, which is never followed). Returns 0, or -1
+/// with `errno` (EOPNOTSUPP on Apple platforms).
+int cs_link_unnamed_at(int fd, int directory, const char *name);
 /// `cs_open_file_at` for reading an existing file, filling `info` from the `fstat` that checks it is regular (so
 /// the caller needs no second `fstat`). Two system calls on success: `openat` and `fstat`.
 int cs_open_existing_for_reading_at(int directory, const char *name, cs_file_info *info);
