@@ -156,10 +156,12 @@ struct JSONLineEncoder {
         return exact
     }
 
-    /// Whether any of the eight bytes of `word` may need attention: below 0x20, `"`, `\`, DEL, or non-ASCII.
-    /// May report a byte that needs none (then the bytes are checked one by one); never misses one.
+    /// The bytes of `word` (little-endian order) that may need attention — below 0x20, `"`, `\\`, DEL or
+    /// non-ASCII — each marked by its high bit; 0 when all eight are plain ASCII. The lowest marked byte always
+    /// needs attention (a borrow can only mark bytes above a byte that truly matches), so everything below it is
+    /// safe to copy; bytes marked above it may be false alarms and are checked again.
     @inline(__always)
-    private static func mayNeedEscape(_ word: UInt64) -> Bool {
+    private static func attentionMask(_ word: UInt64) -> UInt64 {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highs: UInt64 = 0x8080_8080_8080_8080
         let below20 = (word &- ones &* 0x20) & ~word
@@ -167,36 +169,69 @@ struct JSONLineEncoder {
         let backslash = word ^ (ones &* 0x5C)
         let del = word ^ (ones &* 0x7F)
         let zeroes = ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | ((del &- ones) & ~del)
-        return ((below20 | zeroes) & highs) | (word & highs) != 0
+        return ((below20 | zeroes) | word) & highs
     }
+
+    /// Input bytes escaped per block: each block is encoded into a scratch buffer with plain stores (a safe byte
+    /// costs no call and no capacity check) and appended to the output in one copy.
+    private static let blockSize = 4096
 
     /// Appends the JSON string content of `input` (no quotes) to `out`; returns whether `input` was valid UTF-8.
     static func appendEscaped(_ input: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) -> Bool {
-        guard let base = input.baseAddress else { return true }
+        guard let base = input.baseAddress, input.count > 0 else { return true }
         let count = input.count
-        out.reserveCapacity(out.count + count + 16)
-        var exact = true
-        var runStart = 0
-        var i = 0
-        @inline(__always) func flush(upTo end: Int) {
-            if end > runStart { out.append(contentsOf: UnsafeBufferPointer(start: base + runStart, count: end - runStart)) }
-        }
-        while i < count {
-            // Eight safe ASCII bytes at a time.
-            while i + 8 <= count, !mayNeedEscape(UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)) {
-                i += 8
+        out.reserveCapacity(out.count + count + count / 16 + 16)
+        // A block reads at most 7 bytes past its end (the last word) plus a 4-byte sequence; no input byte
+        // becomes more than 6 output bytes (`\u00XX`); 8 bytes of slack for the last word's store.
+        let capacity = 6 * (min(count, blockSize) + 12) + 8
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { scratch -> Bool in
+            guard let buffer = scratch.baseAddress else { return true }
+            var exact = true
+            var i = 0
+            while i < count {
+                let end = min(count, i + blockSize)
+                let written = encodeBlock(base, count: count, from: &i, to: end, into: buffer, exact: &exact)
+                out.append(contentsOf: UnsafeBufferPointer(start: buffer, count: written))
             }
-            guard i < count else { break }
+            return exact
+        }
+    }
+
+    /// Encodes `input[i...]` until `i` reaches `end` (a last word or sequence may take it a few bytes past) into
+    /// `output`; returns the number of bytes written. Clears `exact` when an invalid sequence was replaced.
+    @inline(__always)
+    private static func encodeBlock(_ base: UnsafePointer<UInt8>, count: Int, from i: inout Int, to end: Int,
+                                    into output: UnsafeMutablePointer<UInt8>, exact: inout Bool) -> Int {
+        var o = 0
+        let raw = UnsafeMutableRawPointer(output)
+        while i < end {
+            // Eight bytes at a time up to the first one that may need attention; the word is stored whole and
+            // only its safe bytes are kept.
+            while i < end && i + 8 <= count {
+                let word = UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)
+                raw.storeBytes(of: word, toByteOffset: o, as: UInt64.self)
+                let mask = attentionMask(word.littleEndian)
+                if mask == 0 {
+                    i += 8
+                    o += 8
+                } else {
+                    let safe = mask.trailingZeroBitCount >> 3
+                    i += safe
+                    o += safe
+                    break
+                }
+            }
+            guard i < end else { break }
             let byte = base[i]
             if byte >= 0x20 && byte < 0x7F && byte != 0x22 && byte != 0x5C {
+                output[o] = byte
+                o += 1
                 i += 1
                 continue
             }
             if byte < 0x80 {
-                flush(upTo: i)
-                appendEscape(for: byte, to: &out)
+                o += writeEscape(for: byte, to: output + o)
                 i += 1
-                runStart = i
                 continue
             }
             let length = validSequenceLength(base, at: i, count: count)
@@ -204,29 +239,25 @@ struct JSONLineEncoder {
                 let second = base[i + 1]
                 if byte == 0xC2 && second < 0xA0 {
                     // C1 control U+0080–U+009F.
-                    flush(upTo: i)
-                    appendUnicodeEscape(UInt16(second), to: &out)
-                    i += 2
-                    runStart = i
+                    o += writeUnicodeEscape(UInt16(second), to: output + o)
                 } else if byte == 0xE2 && second == 0x80 && (base[i + 2] == 0xA8 || base[i + 2] == 0xA9) {
                     // U+2028 LINE SEPARATOR, U+2029 PARAGRAPH SEPARATOR.
-                    flush(upTo: i)
-                    appendUnicodeEscape(base[i + 2] == 0xA8 ? 0x2028 : 0x2029, to: &out)
-                    i += 3
-                    runStart = i
+                    o += writeUnicodeEscape(base[i + 2] == 0xA8 ? 0x2028 : 0x2029, to: output + o)
                 } else {
-                    i += length
+                    for k in 0..<length { output[o + k] = base[i + k] }
+                    o += length
                 }
+                i += length
             } else {
-                flush(upTo: i)
-                out.append(contentsOf: [0xEF, 0xBF, 0xBD])
+                output[o] = 0xEF
+                output[o + 1] = 0xBF
+                output[o + 2] = 0xBD
+                o += 3
                 exact = false
                 i += maximalInvalidSubpart(base, at: i, count: count)
-                runStart = i
             }
         }
-        flush(upTo: count)
-        return exact
+        return o
     }
 
     /// The length (2–4) of the well-formed UTF-8 sequence starting at `i`, or 0 when it is not one
@@ -284,31 +315,40 @@ struct JSONLineEncoder {
         return length
     }
 
-    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
-
-    /// The escape of an ASCII byte that may not appear raw: `\"`, `\\`, `\n` ... or `\u00XX`.
+    /// Writes the escape of an ASCII byte that may not appear raw — `\"`, `\\`, `\n` ... or `\u00XX` — at
+    /// `out`; returns its length.
     @inline(__always)
-    private static func appendEscape(for byte: UInt8, to out: inout [UInt8]) {
+    private static func writeEscape(for byte: UInt8, to out: UnsafeMutablePointer<UInt8>) -> Int {
+        let second: UInt8
         switch byte {
-        case 0x22: out.append(contentsOf: [0x5C, 0x22])
-        case 0x5C: out.append(contentsOf: [0x5C, 0x5C])
-        case 0x0A: out.append(contentsOf: [0x5C, UInt8(ascii: "n")])
-        case 0x0D: out.append(contentsOf: [0x5C, UInt8(ascii: "r")])
-        case 0x09: out.append(contentsOf: [0x5C, UInt8(ascii: "t")])
-        case 0x08: out.append(contentsOf: [0x5C, UInt8(ascii: "b")])
-        case 0x0C: out.append(contentsOf: [0x5C, UInt8(ascii: "f")])
-        default: appendUnicodeEscape(UInt16(byte), to: &out)
+        case 0x22: second = 0x22
+        case 0x5C: second = 0x5C
+        case 0x0A: second = UInt8(ascii: "n")
+        case 0x0D: second = UInt8(ascii: "r")
+        case 0x09: second = UInt8(ascii: "t")
+        case 0x08: second = UInt8(ascii: "b")
+        case 0x0C: second = UInt8(ascii: "f")
+        default: return writeUnicodeEscape(UInt16(byte), to: out)
         }
+        out[0] = 0x5C
+        out[1] = second
+        return 2
     }
 
-    /// `\uXXXX` (lowercase hex) for a BMP code point.
+    /// Writes `\uXXXX` (lowercase hex) for a BMP code point at `out`; returns 6.
     @inline(__always)
-    private static func appendUnicodeEscape(_ value: UInt16, to out: inout [UInt8]) {
-        hexDigits.withUnsafeBufferPointer { hex in
-            out.append(contentsOf: [0x5C, UInt8(ascii: "u"),
-                                    hex[Int(value >> 12) & 0xF], hex[Int(value >> 8) & 0xF],
-                                    hex[Int(value >> 4) & 0xF], hex[Int(value) & 0xF]])
+    private static func writeUnicodeEscape(_ value: UInt16, to out: UnsafeMutablePointer<UInt8>) -> Int {
+        @inline(__always) func hex(_ nibble: UInt16) -> UInt8 {
+            let digit = UInt8(truncatingIfNeeded: nibble & 0xF)
+            return digit < 10 ? 0x30 + digit : 0x57 + digit
         }
+        out[0] = 0x5C
+        out[1] = UInt8(ascii: "u")
+        out[2] = hex(value >> 12)
+        out[3] = hex(value >> 8)
+        out[4] = hex(value >> 4)
+        out[5] = hex(value)
+        return 6
     }
 
     private static let base64Alphabet: [UInt8] =

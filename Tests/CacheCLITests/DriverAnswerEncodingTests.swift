@@ -107,6 +107,31 @@ struct DriverAnswerEncodingTests {
         try Self.check(Array(String(repeating: "é中😀", count: 50_000).utf8))
     }
 
+    @Test func sequencesAndEscapesAcrossTheEncodersBlockBoundaries() throws {
+        // The encoder works through its input in blocks of a few KiB: a sequence or escape that straddles a block
+        // end, and bodies where every byte expands six-fold, come out exactly as anywhere else.
+        for special: [UInt8] in [[0x22], [0x01], [0xC2, 0x9B], [0xE2, 0x80, 0xA9], [0xF0, 0x9F, 0x98, 0x80],
+                                 [0xF0, 0x9F, 0x98], [0xE2, 0x82], [0xFF]] {
+            for position in stride(from: 4_086, through: 4_100, by: 1) {
+                var bytes = [UInt8](repeating: UInt8(ascii: "x"), count: 9_000)
+                bytes.insert(contentsOf: special, at: position)
+                bytes.insert(contentsOf: special, at: position + 4_096)
+                try Self.check(bytes)
+            }
+        }
+        try Self.check([UInt8](repeating: 0x01, count: 10_000))
+        try Self.check(Array(repeating: [0xC2, 0x85] as [UInt8], count: 5_000).flatMap { $0 })
+        try Self.check([UInt8](repeating: 0xFF, count: 9_999))
+        var state: UInt64 = 0x2545_F491_4F6C_DD1D
+        for round in 0..<4 {
+            let bytes = (0..<(12_000 + round * 1_001)).map { _ -> UInt8 in
+                state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                return UInt8(truncatingIfNeeded: state >> 56) | (round % 2 == 0 ? 0 : 0x80)
+            }
+            try Self.check(bytes)
+        }
+    }
+
     @Test func randomBytes() throws {
         var state: UInt64 = 0x9E37_79B9_7F4A_7C15
         for round in 0..<40 {
