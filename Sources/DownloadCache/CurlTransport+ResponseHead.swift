@@ -53,45 +53,55 @@ struct CurlResponseHead: Sendable {
     /// Feeds one raw header line as libcurl delivers it (CRLF included), decoding UTF-8 or else Latin-1.
     mutating func consume(_ bytes: UnsafeRawBufferPointer) {
         let units = bytes.bindMemory(to: UInt8.self)
-        if let text = String(validating: units, as: UTF8.self) {
-            consume(line: text)
-        } else {
-            consume(line: String(String.UnicodeScalarView(units.map { Unicode.Scalar($0) })))
-        }
+        let isUTF8 = units.allSatisfy { $0 < 0x80 } || String(validating: units, as: UTF8.self) != nil
+        consume(units: units, isUTF8: isUTF8)
     }
 
     /// Feeds one header line (trailing CR/LF optional).
     mutating func consume(line raw: String) {
-        var line = Substring(raw)
-        while let last = line.last, last == "\n" || last == "\r" || last == "\r\n" { line = line.dropLast() }
-        if line.hasPrefix("HTTP/") {
-            startBlock(statusLine: line)
+        var raw = raw
+        raw.withUTF8 { consume(units: $0, isUTF8: true) }
+    }
+
+    /// Feeds one header line's bytes, split at its ASCII delimiters (CR, LF, `:`, SP, HTAB) byte by byte; the
+    /// pieces are decoded as UTF-8 when `isUTF8` (the whole line is valid UTF-8), else as Latin-1.
+    private mutating func consume(units: UnsafeBufferPointer<UInt8>, isUTF8: Bool) {
+        var end = units.count
+        while end > 0, units[end - 1] == 0x0A || units[end - 1] == 0x0D { end -= 1 }
+        func text(_ range: Range<Int>) -> String {
+            let piece = UnsafeBufferPointer(rebasing: units[range])
+            return isUTF8 ? String(decoding: piece, as: UTF8.self)
+                : String(String.UnicodeScalarView(piece.map { Unicode.Scalar($0) }))
+        }
+        if end >= 5, units[0] == 0x48, units[1] == 0x54, units[2] == 0x54, units[3] == 0x50, units[4] == 0x2F {
+            // "HTTP/"
+            startBlock(statusLine: Substring(text(0..<end)))
             return
         }
         guard status != nil, !isComplete else { return }
-        if line.isEmpty {
+        if end == 0 {
             isComplete = true
             return
         }
-        if let first = line.first, first == " " || first == "\t" {
+        if units[0] == 0x20 || units[0] == 0x09 {
             // obs-fold: a continuation of the previous field's value.
             guard let lastIndex = fields.indices.last else { return }
             if Self.isFramingField(fields[lastIndex].name) {
                 framingAnomaly = "obs-fold continuation of \(fields[lastIndex].name)"
             }
-            let addition = HTTPHeaders.trimOWS(String(line))
+            let addition = HTTPHeaders.trimOWS(text(0..<end))
             let previous = fields[lastIndex].value
             fields[lastIndex].value = previous.isEmpty ? addition : previous + " " + addition
             return
         }
-        guard let colon = line.firstIndex(of: ":") else { return }
-        let rawName = String(line[..<colon])
+        guard let colon = UnsafeBufferPointer(rebasing: units[0..<end]).firstIndex(of: 0x3A) else { return }
+        let rawName = text(0..<colon)
         let name = HTTPHeaders.trimOWS(rawName)
         guard !name.isEmpty else { return }
         if name != rawName, Self.isFramingField(name) {
             framingAnomaly = "whitespace between \(name) and its colon"
         }
-        fields.append(HTTPHeaders.Field(name: name, value: String(line[line.index(after: colon)...])))
+        fields.append(HTTPHeaders.Field(name: name, value: text((colon + 1)..<end)))
     }
 
     /// Whether `name` is a field that delimits the body (RFC 9112 §6).
