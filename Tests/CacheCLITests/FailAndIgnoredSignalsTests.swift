@@ -5,8 +5,8 @@ import Testing
 /// `get -f` streams a 2xx body as it arrives (an error status is known before its first byte), and a `get`
 /// started with SIGINT ignored — as a shell starts a script's background job — is not interrupted by SIGINT.
 @Suite(.serialized) struct FailAndIgnoredSignalsTests {
-    /// 3 MB paced at 1 MB/s: about 3 s of body, the output grows while the child runs.
-    static let size = 3_000_000
+    /// 8 MB paced at 1 MB/s: about 8 s of body, so even a loaded machine sees the output grow while the child runs.
+    static let size = 8_000_000
 
     static func environment(_ directory: URL) -> [String: String] {
         ["DLCACHE_DIR": directory.path, "HOME": directory.path]
