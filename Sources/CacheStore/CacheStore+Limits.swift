@@ -6,8 +6,39 @@ extension CacheStore {
     /// deleted (the limits may stay exceeded when only pinned entries are left).
     /// - Throws: `CacheStoreError` — `.io`, `.busy`, `.corruptIndex`, `.permissionDenied` (read-only store),
     ///   `.invalidArgument` (closed store).
+    ///
+    /// A trim with nothing to remove writes nothing: it is decided in a read first, so a store that only reads
+    /// (a `dlcache get --max-disk` answered from the cache) creates no session marker and closes without any
+    /// `fsync` (``close()``), and other processes' memory tiers are not invalidated.
     public func trim() throws(CacheStoreError) {
-        try enforceLimits(now: configuration.currentTime(), includeAge: true)
+        let now = configuration.currentTime()
+        guard try trimHasWork(now: now) else { return }
+        try enforceLimits(now: now, includeAge: true)
+    }
+
+    /// Whether ``trim()`` would remove something: an unpinned entry or idle partial unused for `maxAge`, or
+    /// totals over a limit. May say true when nothing is removed in the end (access times not flushed yet are
+    /// newer than the index says); never false when something would be.
+    /// - Throws: as ``trim()`` (`.permissionDenied` for a read-only store, `.invalidArgument` for a closed one).
+    private func trimHasWork(now: Date) throws(CacheStoreError) -> Bool {
+        if let readOnlyReason {
+            throw CacheStoreError(.permissionDenied, "store \(directoryURL.path) is read-only: \(readOnlyReason)")
+        }
+        let maxAge = configuration.maxAge
+        let maxBytes = configuration.maxDiskBytes
+        return try withIndex { (index: StoreIndex) throws(CacheStoreError) -> Bool in
+            if let maxAge {
+                let cutoff = now.timeIntervalSince1970 - maxAge
+                if try index.hasUnused(before: cutoff) || index.hasUnusedPartials(before: cutoff) { return true }
+            }
+            let totals = try index.totals()
+            if isOverLimit(totals) { return true }
+            if let maxBytes {
+                let (sum, overflow) = totals.bytes.addingReportingOverflow(try index.partialBytes())
+                if overflow || sum > maxBytes { return true }
+            }
+            return false
+        }
     }
 
     /// Deletes every session-class entry of the namespace (ASIHTTPRequest's `clearCachedResponsesForStoragePolicy:`

@@ -191,6 +191,16 @@ extension StoreIndex {
         try deletePartials(where: "owner IS NULL AND accessed < ?") { $0.bind(1, cutoff) }
     }
 
+    /// Whether ``deleteUnusedPartials(before:)`` would delete a row (read only).
+    /// - Throws: `CacheStoreError` from SQLite.
+    func hasUnusedPartials(before cutoff: Double) throws(CacheStoreError) -> Bool {
+        guard try hasPartialsTable() else { return false }
+        let s = try db.prepare("SELECT 1 FROM partials WHERE owner IS NULL AND accessed < ? LIMIT 1")
+        s.bind(1, cutoff)
+        defer { s.reset() }
+        return try s.step()
+    }
+
     private func deletePartials(where condition: String,
                                 bind: (SQLiteStatement) -> Void) throws(CacheStoreError) -> [String] {
         guard try hasPartialsTable() else { return [] }

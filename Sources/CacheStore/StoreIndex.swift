@@ -614,6 +614,15 @@ final class StoreIndex {
         try delete(where: "pinned = 0 AND accessed < ?") { $0.bind(1, cutoff) }
     }
 
+    /// Whether ``deleteUnused(before:)`` would delete a row (read only).
+    /// - Throws: `CacheStoreError` from SQLite.
+    func hasUnused(before cutoff: Double) throws(CacheStoreError) -> Bool {
+        let s = try db.prepare("SELECT 1 FROM entries WHERE pinned = 0 AND accessed < ? LIMIT 1")
+        s.bind(1, cutoff)
+        defer { s.reset() }
+        return try s.step()
+    }
+
     /// Deletes every row that is not ``RowState/complete``.
     /// - Throws: `CacheStoreError` from SQLite.
     func deleteIncomplete() throws(CacheStoreError) -> [RemovedRow] {

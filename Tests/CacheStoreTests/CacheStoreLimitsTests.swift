@@ -39,6 +39,35 @@ import Testing
         #expect(store.entry(for: StoreKey(primary: "3")) == nil)
     }
 
+    /// `dlcache get --max-disk` answered from the cache trims at open: with nothing to remove, that must not
+    /// make the store a writer (a session marker, synced commits and a synced closing checkpoint).
+    @Test func aTrimWithNothingToRemoveWritesNothing() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let clock = TestClock()
+        var config = testConfiguration(dir, clock: clock)
+        config.maxDiskBytes = 10 * 1_000
+        config.maxAge = 100
+        do {
+            let writer = try CacheStore(configuration: config)
+            try fill(writer, clock, count: 3, size: 1_000)
+            writer.close()
+        }
+        let reader = try CacheStore(configuration: config)
+        defer { reader.close() }
+        #expect(reader.entry(for: StoreKey(primary: "2")) != nil)
+        try reader.trim()
+        #expect(reader.sessionMarkerCreated.withLock { $0 } == false)
+        #expect(keys(reader) == ["0", "1", "2"])
+        // Something to remove: the trim writes as before (0 and 1 unused for more than maxAge; 2 was just read).
+        clock.advance(99)
+        #expect(reader.entry(for: StoreKey(primary: "2")) != nil)
+        clock.advance(2)
+        try reader.trim()
+        #expect(reader.sessionMarkerCreated.withLock { $0 } == true)
+        #expect(keys(reader) == ["2"])
+    }
+
     @Test func pinnedEntriesAreNeverEvicted() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
