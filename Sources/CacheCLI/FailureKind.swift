@@ -87,7 +87,7 @@ package enum FailureKind: String, Sendable, Equatable, CaseIterable {
             case .truncated: self = .truncated
             case .tooManyRedirects: self = .tooManyRedirects
             case .notCached: self = .notCached
-            case .storage: self = .storage
+            case .storage, .storedBodyDamaged: self = .storage
             case .invalidResponse: self = .invalidResponse
             case .invalidRequest: self = .invalidRequest
             case .cancelled: self = .cancelled

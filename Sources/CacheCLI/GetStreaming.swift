@@ -14,6 +14,12 @@ import Synchronization
 ///
 /// With `--retry`, a transient failure (``RetryRule``) is tried again while nothing of it reached stdout: a
 /// retried status is decided before its body is written, and `-o FILE` is written again from its first byte.
+///
+/// A stored body going to `-o FILE` (a regular file, copied in the kernel) is not read through for its crc32
+/// first: the check runs on another thread while the kernel copies (``StoredBodyCheck/whileStreaming``), and the
+/// run ends only after its verdict. When the body turns out damaged, the file is truncated and the URL fetched
+/// again (the entry is gone, so from the origin, checked before serving this time): the file ends with the
+/// origin's bytes, or the run fails; a damaged cache never makes a download fail or succeed with wrong bytes.
 enum GetStreaming {
     /// Bodies larger than this (in bytes, 4 MiB) get a progress bar when stderr is a terminal.
     static let progressThresholdBytes: Int64 = 4 << 20
@@ -64,35 +70,47 @@ enum GetStreaming {
         var retryAfter: String?
     }
 
+    /// The stored body copied to `-o FILE` failed its check and the file was emptied: fetch again.
+    private struct FetchAgain: Error {}
+
     /// Streams the body of `request` as `plan` says; returns the exit code 0.
     /// - Throws: ``CommandFailure`` when the call fails (after the bytes received were written) or the output
     ///   cannot be written.
     static func run(_ request: CacheRequest, options: RequestOptions, plan: Plan, cache: DownloadCache,
                     context: CommandContext) async throws -> Int32 {
         var attempt = 0
+        var checksWhileCopying = true
         while true {
             do {
                 return try await once(request, options: options, plan: plan, retriesLeft: attempt < plan.retry.count,
-                                      cache: cache, context: context)
+                                      checksWhileCopying: checksWhileCopying, cache: cache, context: context)
             } catch let again as TryAgain {
                 attempt += 1
                 try await plan.retry.wait(attempt: attempt, reason: again.reason, retryAfter: again.retryAfter,
                                           context: context)
+            } catch is FetchAgain {
+                checksWhileCopying = false  // once: the next answer is checked before it is written
             }
         }
     }
 
     private static func once(_ request: CacheRequest, options: RequestOptions, plan: Plan, retriesLeft: Bool,
-                             cache: DownloadCache, context: CommandContext) async throws -> Int32 {
+                             checksWhileCopying: Bool, cache: DownloadCache,
+                             context: CommandContext) async throws -> Int32 {
         var options = options
         let console = context.console
         let output = plan.output
         let bar = ByteProgressBar(allowed: plan.progress, context: context)
         bar?.attach(to: &options)
-        let stream = cache.stream(request, options: options)
         let sink = try output.map { url throws(CommandFailure) in try BodySink(file: url, refusingLinks: plan.refusingLinks) }
             ?? BodySink(console: console, refusingBinary: plan.refusingBinary)
         defer { sink.close() }
+        // A body going unchanged to -o FILE is copied region by region from the file holding it, in the kernel
+        // (copy_file_range): no bytes pass through this process. A stored one is checked meanwhile, on another
+        // core, when the file can be taken back (truncated) should the check fail.
+        let direct = output != nil && !plan.decoding && plan.rate == nil
+        if direct, checksWhileCopying, sink.isRewritableFile { options.storedBodyCheck = .whileStreaming }
+        let stream = cache.stream(request, options: options)
         var iterator = stream.makeAsyncIterator()
         var written: Int64 = 0
         var writeFailure: CommandFailure?
@@ -107,9 +125,6 @@ enum GetStreaming {
             // once: the run ends when the failure happened, not a paced tail later.
             Task { do { _ = try await stream.response() } catch { pacer.callFailed() } }
         }
-        // A body going unchanged to -o FILE is copied region by region from the file holding it, in the kernel
-        // (copy_file_range): no bytes pass through this process.
-        let direct = output != nil && !plan.decoding && plan.rate == nil
         do throws(DownloadError) {
             while true {
                 let piece: Piece
@@ -153,6 +168,9 @@ enum GetStreaming {
             bar?.finish()
             // The call keeps its partial entry as it ends: the store must not be closed under it.
             _ = try? await stream.response()
+            if error.code == .storedBodyDamaged {
+                throw takeBack(written, of: sink, request: request, plan: plan, error: error, console: console)
+            }
             let kept = await keptBytes(after: error, url: request.url, cache: cache)
             if retriesLeft, RetryRule.isTransient(error), written == 0 || output != nil {
                 throw TryAgain(reason: ResponseDescription.failureMessage(error, url: request.url, kept: kept,
@@ -197,7 +215,15 @@ enum GetStreaming {
         try decoder?.finish()
         try sink.finish()
         bar?.finish(bytes: written)
-        let response = try await stream.response()
+        let response: CachedResponse
+        do {
+            response = try await stream.response()
+        } catch {
+            if error.code == .storedBodyDamaged {
+                throw takeBack(written, of: sink, request: request, plan: plan, error: error, console: console)
+            }
+            throw error
+        }
         plan.record?.update { $0.record(response) }
         removeTemporaryBody(response)
         if let warning = EntryLimitNotice.warning(response, limit: cache.store.configuration.entryByteLimit) {
@@ -212,6 +238,23 @@ enum GetStreaming {
             console.err("Cache-Status: \(response.cacheStatus.fieldValue)")
         }
         return 0
+    }
+
+    /// After a stored body failed its check (`error`) with `written` bytes of it in the output: empties the file
+    /// and returns ``FetchAgain``, or — when the output cannot be taken back — the failure saying so.
+    private static func takeBack(_ written: Int64, of sink: BodySink, request: CacheRequest, plan: Plan,
+                                 error: DownloadError, console: Console) -> any Error {
+        let name = plan.output?.path ?? "standard output"
+        guard sink.discardWritten() else {
+            return CommandFailure("storage error: the stored body of \(request.url.absoluteString) turned out damaged "
+                + "after \(written) bytes of it went to '\(name)', which cannot be truncated: they are not the "
+                + "response (\(error.detail))", kind: .storage, url: request.url)
+        }
+        if plan.verbose {
+            console.err("dlcache: the stored body turned out damaged after \(written) bytes went to '\(name)': "
+                        + "emptied it, fetching \(request.url.absoluteString) again (\(error.detail))")
+        }
+        return FetchAgain()
     }
 
     /// The ``TryAgain`` for a transient status, once its call has ended (a non-2xx is delivered only then) and its

@@ -161,6 +161,25 @@ final class BodySink: Sendable {
         try finish()
     }
 
+    /// Whether `-o FILE` names a regular file or nothing yet (then it is created as one): an output whose bytes
+    /// can be taken back (``discardWritten()``). False for stdout, a FIFO, a device, `/dev/null`.
+    var isRewritableFile: Bool {
+        guard case .file(let url) = target else { return false }
+        var info = cs_file_info()
+        guard cs_stat_path(url.path, 1, &info) == 0 else { return cs_classify_error(cs_errno()) == CS_ERROR_NOT_FOUND }
+        return info.kind == CS_KIND_REGULAR.rawValue
+    }
+
+    /// Takes back everything written so far: truncates the file to 0 bytes and writes on from its start.
+    /// - Returns: false when that is impossible (stdout, a FIFO, a device: the bytes went out).
+    func discardWritten() -> Bool {
+        guard case .file = target else { return false }
+        return fd.withLock { fd -> Bool in
+            if fd < 0 { return true }  // nothing written yet
+            return cs_truncate(fd, 0) == 0 && cs_seek(fd, 0) == 0
+        }
+    }
+
     /// Makes sure the file exists (created or truncated) after a complete body — an empty body writes nothing.
     /// - Throws: ``CommandFailure`` when the file cannot be opened.
     func finish() throws(CommandFailure) {

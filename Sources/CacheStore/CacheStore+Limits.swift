@@ -29,7 +29,8 @@ extension CacheStore {
         return try withIndex { (index: StoreIndex) throws(CacheStoreError) -> Bool in
             if let maxAge {
                 let cutoff = now.timeIntervalSince1970 - maxAge
-                if try index.hasUnused(before: cutoff) || index.hasUnusedPartials(before: cutoff) { return true }
+                if try index.hasUnused(before: cutoff) { return true }
+                if try index.hasUnusedPartials(before: cutoff) { return true }
             }
             let totals = try index.totals()
             if isOverLimit(totals) { return true }

@@ -77,6 +77,8 @@ public struct CachedResponse: Sendable {
     /// replacement or a purge in another process, the open file stays readable. The descriptor is closed when the
     /// last copy of this value is released.
     public var storedBody: OpenedBody?
+    /// The crc32 check still running on ``storedBody`` (``StoredBodyCheck/whileStreaming``); nil: checked.
+    var storedBodyCheck: BodyCheck?
 
     /// `true` unless the body came from the network (ASI's `didUseCachedResponse`): a hit, a revalidated or a stale
     /// response. ``source`` tells them apart.

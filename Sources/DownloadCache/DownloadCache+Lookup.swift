@@ -54,14 +54,19 @@ extension DownloadCache {
         let decision = RFC9111.evaluate(request: request, stored: candidate.metadata.stored, now: now,
                                         options: evaluationOptions(options))
         guard case .useStored(let reason) = decision else { return nil }
-        return serve(candidate, request: request, source: .cache, reason: reason, options: options, now: now)
+        // Only a stream's fresh hit may be checked while it is served: its iterator and response() hold back the
+        // end until the verdict; every other answer (and every waiter on a shared exchange) is checked first.
+        let checkWhileStreaming = options.storedBodyCheck == .whileStreaming && options.bodyTap != nil
+        return serve(candidate, request: request, source: .cache, reason: reason, options: options, now: now,
+                     checkingWhileStreaming: checkWhileStreaming)
     }
 
     /// Builds the response for a stored candidate; `nil` when its body is gone or corrupt (then it is a miss).
     ///
-    /// Renews a sliding expiry and pins when the options ask.
+    /// Renews a sliding expiry and pins when the options ask. With `checkingWhileStreaming`, a body served from its
+    /// blob file is not read through first: its crc32 check runs while it is streamed (``StoredBodyCheck/whileStreaming``).
     func serve(_ candidate: StoredCandidate, request: CacheRequest, source: ResponseSource, reason: String,
-               options: RequestOptions, now: Date) -> CachedResponse? {
+               options: RequestOptions, now: Date, checkingWhileStreaming: Bool = false) -> CachedResponse? {
         var stored = candidate.metadata.stored
         if RFC9111.answersNotModified(request: request, stored: stored) {
             return notModified(candidate, request: request, source: source, reason: reason, now: now, options: options)
@@ -70,6 +75,7 @@ extension DownloadCache {
         let body: ResponseBody
         var blobURL: URL?
         var opened: OpenedBody?
+        var check: BodyCheck?
         if size <= Int64(configuration.inMemoryBodyLimit) {
             guard let entry = store.entry(for: candidate.key) else { return nil }
             body = .data(entry.body)
@@ -79,7 +85,16 @@ extension DownloadCache {
             // damaged entry is removed and it is a miss). An entry replaced concurrently since the
             // lookup no longer matches the candidate: a miss, but not damage (nothing is removed).
             // Held open, so an eviction, replacement or purge racing the caller's read cannot take the bytes away.
-            guard let file = store.openVerifiedBody(for: candidate.key, matching: candidate.info) else { return nil }
+            let file: OpenedBody
+            if checkingWhileStreaming {
+                guard let (checked, running) = store.openBodyCheckedWhileServed(for: candidate.key,
+                                                                                 matching: candidate.info) else { return nil }
+                file = checked
+                check = running
+            } else {
+                guard let verified = store.openVerifiedBody(for: candidate.key, matching: candidate.info) else { return nil }
+                file = verified
+            }
             body = .file(file.url)
             blobURL = file.url
             opened = file
@@ -100,6 +115,7 @@ extension DownloadCache {
                                       reason: reason, storedBodyURL: blobURL)
         response.cacheStatus = servedCacheStatus(stored, source: source, age: age, options: options)
         response.storedBody = opened
+        response.storedBodyCheck = check
         return response
     }
 

@@ -11,7 +11,7 @@ public struct DownloadError: Error, Sendable, Hashable, CustomStringConvertible 
     /// with `case`; ``httpStatus`` reads the status of ``http(status:)``.
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         private enum Kind: Sendable, Hashable {
-            case connectionFailed, timedOut, cancelled, notCached, truncated, invalidURL, storage
+            case connectionFailed, timedOut, cancelled, notCached, truncated, invalidURL, storage, storedBodyDamaged
             case http(Int)
             case tooManyRedirects, invalidRequest, invalidResponse, bodyTooLarge, other
         }
@@ -39,6 +39,10 @@ public struct DownloadError: Error, Sendable, Hashable, CustomStringConvertible 
         /// The cache could not be used at all for something only the cache can do (e.g. a large body could
         /// be neither stored nor kept in a temporary file).
         public static let storage = Code(.storage)
+        /// A stored body streamed while its crc32 was being checked (``StoredBodyCheck/whileStreaming``) did not
+        /// match its entry: the bytes delivered are not the stored response and must be discarded. The entry was
+        /// removed, so asking again fetches the response from the origin.
+        public static let storedBodyDamaged = Code(.storedBodyDamaged)
         /// The origin answered with this non-success status (used by prefetch, which counts those as failures).
         public static func http(status: Int) -> Code { Code(.http(status)) }
         /// Too many redirects (more than `Configuration.maxRedirects`).
@@ -66,7 +70,7 @@ public struct DownloadError: Error, Sendable, Hashable, CustomStringConvertible 
         }
 
         /// The failure class in words, for messages: `connection failed`, `timed out`, `cancelled`, `not cached`,
-        /// `truncated body`, `invalid URL`, `storage error`, `HTTP <status>`, `too many redirects`,
+        /// `truncated body`, `invalid URL`, `storage error`, `damaged stored body`, `HTTP <status>`, `too many redirects`,
         /// `invalid request`, `invalid response from the origin`, `body too large`, `failed`.
         public var description: String {
             switch kind {
@@ -77,6 +81,7 @@ public struct DownloadError: Error, Sendable, Hashable, CustomStringConvertible 
             case .truncated: return "truncated body"
             case .invalidURL: return "invalid URL"
             case .storage: return "storage error"
+            case .storedBodyDamaged: return "damaged stored body"
             case .http(let status): return "HTTP \(status)"
             case .tooManyRedirects: return "too many redirects"
             case .invalidRequest: return "invalid request"

@@ -55,6 +55,10 @@ public struct RequestOptions: Sendable {
     /// started a coalesced download; others can use `DownloadCache.progress(for:)`).
     public var progress: (@Sendable (DownloadProgress) -> Void)?
 
+    /// When the crc32 of a stored body read from its blob file is checked, for ``DownloadCache/stream(_:options:)``
+    /// only; default ``StoredBodyCheck/beforeServing``. Every other call checks before it returns.
+    public var storedBodyCheck: StoredBodyCheck = .beforeServing
+
     /// Follows the body file of this request's final 2xx exchange while it is written (``DownloadCache/stream(_:options:)``).
     var bodyTap: BodyTap?
 
@@ -89,4 +93,22 @@ public struct RequestOptions: Sendable {
         "\(policy)|\(fallbackToCacheIfLoadFails)|\(ignoreServerCacheControl)|\(storage.rawValue)|\(readFromCache)|"
             + "\(writeToCache)|\(expiration)|\(pin)"
     }
+}
+
+/// When a stored body's crc32 is checked against its entry (``RequestOptions/storedBodyCheck``). Either way no
+/// damaged stored body is ever delivered as a good one; they differ in when the caller learns it.
+public enum StoredBodyCheck: Sendable, Equatable {
+    /// Before the first byte is delivered: the file is read through once (about 0.1 s per 500 MB in the page
+    /// cache), unless this process verified this version of the file already; a damaged entry is removed and the
+    /// request goes to the origin as on a miss.
+    case beforeServing
+    /// While the body is streamed, on a thread of its own, for a fresh hit answered from a blob file without
+    /// contacting the origin (any other answer is checked before serving): a ``ResponseStream`` may deliver the
+    /// stored bytes before the verdict, and its end — `nil` from ``ResponseStream/Iterator/next()`` or
+    /// ``ResponseStream/Iterator/nextRegion(maxBytes:)``, and ``ResponseStream/response()`` — comes only after the
+    /// check passed. On a mismatch the entry is removed and the iterator (after the bytes it delivered, or
+    /// earlier) and ``ResponseStream/response()`` throw ``DownloadError/Code/storedBodyDamaged``: the caller must
+    /// discard what it received (truncate its file) and may ask again, which fetches from the origin. For
+    /// consumers that can take back what they wrote, such as `dlcache get -o FILE` (a regular file).
+    case whileStreaming
 }

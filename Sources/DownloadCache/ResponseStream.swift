@@ -84,8 +84,14 @@ public struct ResponseStream: AsyncSequence, Sendable {
 
     /// The complete response (status, header fields, source, `CachedResponse.body`) once the call has finished.
     /// - Throws: the `DownloadError` of ``DownloadCache/response(for:options:)``.
+    /// With ``StoredBodyCheck/whileStreaming``, returns only once the stored body's check passed.
+    /// - Throws: `.storedBodyDamaged` when it did not (the entry was removed).
     public func response() async throws(DownloadError) -> CachedResponse {
-        try await tap.result().get()
+        let response = try await tap.result().get()
+        if let check = response.storedBodyCheck, case .damaged(let why) = await check.verdict() {
+            throw BodyTap.damaged(why, url: response.url)
+        }
+        return response
     }
 
     /// The header fields of the response whose body the chunks are (`Content-Type`, `Content-Encoding` ...,
@@ -370,7 +376,15 @@ final class BodyTap: Sendable {
                         state.status = response.status
                     }
                 }
-                return try Self.region(of: response, from: offset, maxBytes: maxBytes)
+                guard let check = response.storedBodyCheck else {
+                    return try Self.region(of: response, from: offset, maxBytes: maxBytes)
+                }
+                // A stored body checked while it is streamed: a mismatch found already stops the copy at once; the
+                // end comes only after the verdict.
+                if let why = check.damage { throw Self.damaged(why, url: response.url) }
+                if let region = try Self.region(of: response, from: offset, maxBytes: maxBytes) { return region }
+                if case .damaged(let why) = await check.verdict() { throw Self.damaged(why, url: response.url) }
+                return nil
             case .wait:
                 await withTaskCancellationHandler {
                     await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
@@ -391,6 +405,12 @@ final class BodyTap: Sendable {
                 }
             }
         }
+    }
+
+    /// The error of a stored body whose check failed after (some of) it was streamed.
+    static func damaged(_ why: String, url: URL) -> DownloadError {
+        DownloadError(.storedBodyDamaged, "the stored body of \(url.absoluteString) did not match its entry (\(why)); "
+            + "the bytes delivered are not the stored response: the entry was removed, the next request fetches it again")
     }
 
     /// Records a chunk of `count` bytes read for a consumer (the bound ``peakBufferedBytes`` reports).
