@@ -63,7 +63,10 @@ import Testing
             var iterator = h.cache.stream(CacheRequest(url: h.origin.url("/hit"))).makeAsyncIterator()
             let region = try #require(try await iterator.nextRegion(maxBytes: 1 << 20))
             // A descriptor open for reading only: every kind of copy into it fails.
-            let readOnly = cs_open_file("/dev/null", CS_OPEN_READ, CS_OPEN_EXISTING, 0)
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-ro-\(UUID().uuidString)")
+            #expect(FileManager.default.createFile(atPath: file.path, contents: Data()))
+            defer { try? FileManager.default.removeItem(at: file) }
+            let readOnly = cs_open_file(file.path, CS_OPEN_READ, CS_OPEN_EXISTING, 0)
             defer { _ = cs_close(readOnly) }
             #expect(readOnly >= 0)
             var failure: BodyRegion.WriteFailure?
