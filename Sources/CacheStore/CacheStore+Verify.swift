@@ -33,23 +33,8 @@ extension CacheStore {
     private func verifiedBody(for key: StoreKey, matching expected: EntryInfo?, recordsUse: Bool = true) -> OpenedBody? {
         let now = configuration.currentTime()
         defer { flushAccountingIfDue(now: now) }  // after the hit or miss below is counted
-        let generationNow = generation.isShared ? generation.current : nil
-        let row: IndexRow?
-        do {
-            row = try withIndex { (index: StoreIndex) throws(CacheStoreError) -> IndexRow? in
-                let row = try index.row(for: key, withBody: false, generation: generationNow)
-                if recordsUse, row?.blobID != nil, !isReadOnly { index.pendingTouches[key] = now.timeIntervalSince1970 }
-                return row
-            }
-        } catch {
-            if !closedFlag.load(ordering: .relaxed) { log("verifiedBodyFileURL(\(key)): index read failed: \(error)") }
-            row = nil
-        }
-        guard let row, let blob = row.blobID,
-              expected.map({ $0.checksum == row.info.checksum && $0.bodySize == row.info.bodySize }) ?? true else {
-            if recordsUse { diskMisses.add(1, ordering: .relaxed) }
-            return nil
-        }
+        guard case let (row, blob)? = blobRow(for: key, matching: expected, recordsUse: recordsUse, now: now,
+                                              caller: "verifiedBodyFileURL") else { return nil }
         let opened: OpenedBody
         do {
             let (fd, identity) = try files.openBlob(blob, expectedSize: row.info.bodySize)
@@ -67,6 +52,31 @@ extension CacheStore {
         }
         if recordsUse { diskHits.add(1, ordering: .relaxed) }
         return opened
+    }
+
+    /// The row of `key` when its body is a blob file and, with `expected`, still of that size and crc32; nil
+    /// otherwise (an index that cannot be read too, logged as `caller`'s). With `recordsUse` the use is recorded
+    /// (the row's access time, at `now`) and a nil counts a disk-tier miss.
+    private func blobRow(for key: StoreKey, matching expected: EntryInfo?, recordsUse: Bool, now: Date,
+                         caller: String) -> (row: IndexRow, blob: String)? {
+        let generationNow = generation.isShared ? generation.current : nil
+        let row: IndexRow?
+        do {
+            row = try withIndex { (index: StoreIndex) throws(CacheStoreError) -> IndexRow? in
+                let row = try index.row(for: key, withBody: false, generation: generationNow)
+                if recordsUse, row?.blobID != nil, !isReadOnly { index.pendingTouches[key] = now.timeIntervalSince1970 }
+                return row
+            }
+        } catch {
+            if !closedFlag.load(ordering: .relaxed) { log("\(caller)(\(key)): index read failed: \(error)") }
+            row = nil
+        }
+        guard let row, let blob = row.blobID,
+              expected.map({ $0.checksum == row.info.checksum && $0.bodySize == row.info.bodySize }) ?? true else {
+            if recordsUse { diskMisses.add(1, ordering: .relaxed) }
+            return nil
+        }
+        return (row, blob)
     }
 
     /// Reads every body and checks it against the index: checksum and size of each body, blob files missing,
@@ -356,23 +366,8 @@ extension CacheStore {
         -> (body: OpenedBody, check: BodyCheck?)? {
         let now = configuration.currentTime()
         defer { flushAccountingIfDue(now: now) }
-        let generationNow = generation.isShared ? generation.current : nil
-        let row: IndexRow?
-        do {
-            row = try withIndex { (index: StoreIndex) throws(CacheStoreError) -> IndexRow? in
-                let row = try index.row(for: key, withBody: false, generation: generationNow)
-                if row?.blobID != nil, !isReadOnly { index.pendingTouches[key] = now.timeIntervalSince1970 }
-                return row
-            }
-        } catch {
-            if !closedFlag.load(ordering: .relaxed) { log("openBodyCheckedWhileServed(\(key)): index read failed: \(error)") }
-            row = nil
-        }
-        guard let row, let blob = row.blobID,
-              expected.map({ $0.checksum == row.info.checksum && $0.bodySize == row.info.bodySize }) ?? true else {
-            diskMisses.add(1, ordering: .relaxed)
-            return nil
-        }
+        guard case let (row, blob)? = blobRow(for: key, matching: expected, recordsUse: true, now: now,
+                                              caller: "openBodyCheckedWhileServed") else { return nil }
         let opened: OpenedBody
         let identity: BlobFiles.FileIdentity
         do {
