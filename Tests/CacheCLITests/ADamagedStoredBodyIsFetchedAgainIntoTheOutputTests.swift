@@ -22,16 +22,6 @@ import CacheTestSupport
         return largest.0
     }
 
-    /// Flips the bits of the byte at `offset` of `url` (same size).
-    static func damage(_ url: URL, at offset: UInt64) throws {
-        let handle = try FileHandle(forUpdating: url)
-        defer { try? handle.close() }
-        try handle.seek(toOffset: offset)
-        let byte = try #require(try handle.read(upToCount: 1)?.first)
-        try handle.seek(toOffset: offset)
-        try handle.write(contentsOf: Data([byte ^ 0xFF]))
-    }
-
     @Test func theOutputEndsWithTheOriginsBytes() async throws {
         let origin = try await OriginServer.start()
         defer { origin.stop() }
@@ -47,7 +37,7 @@ import CacheTestSupport
         #expect(try Data(contentsOf: output) == Self.generated(Self.size))
         #expect(try await origin.hits("/big").total == 1)
 
-        try Self.damage(try Self.blob(under: cli.directory.appendingPathComponent("default")), at: 7_000_000)
+        try FileDamage.flipByte(of: try Self.blob(under: cli.directory.appendingPathComponent("default")), at: 7_000_000)
         let run = await cli.run(["get", "-v", "-o", output.path, url])
         #expect(run.code == 0, "\(run.err)")
         #expect(run.err.contains("the stored body turned out damaged after"), "\(run.err)")
@@ -69,7 +59,7 @@ import CacheTestSupport
         let first = cli.directory.appendingPathComponent("first.bin")
         #expect(await cli.run(["get", "-o", first.path, url]).code == 0)
         origin.stop()
-        try Self.damage(try Self.blob(under: cli.directory.appendingPathComponent("default")), at: 9_999_999)
+        try FileDamage.flipByte(of: try Self.blob(under: cli.directory.appendingPathComponent("default")), at: 9_999_999)
         let output = cli.directory.appendingPathComponent("second.bin")
         let run = await cli.run(["get", "-o", output.path, url])
         #expect(run.code != 0, "\(run.err)")

@@ -12,16 +12,6 @@ import Testing
 @Suite struct ADamagedStoredBodyIsNeverDeliveredAsGoodTests {
     static let size = 3_000_000
 
-    /// Flips the bits of the byte at `offset` of `url` (same size; a new mtime).
-    static func damage(_ url: URL, at offset: UInt64) throws {
-        let handle = try FileHandle(forUpdating: url)
-        defer { try? handle.close() }
-        try handle.seek(toOffset: offset)
-        let byte = try #require(try handle.read(upToCount: 1)?.first)
-        try handle.seek(toOffset: offset)
-        try handle.write(contentsOf: Data([byte ^ 0xFF]))
-    }
-
     static var checkingWhileStreaming: RequestOptions {
         var options = RequestOptions()
         options.storedBodyCheck = .whileStreaming
@@ -44,7 +34,7 @@ import Testing
             #expect(try await good.response().source == .cache)
 
             // Damaged on disk after it was stored: the stream never ends as if the bytes were the body.
-            try Self.damage(blob, at: 2_000_000)
+            try FileDamage.flipByte(of: blob, at: 2_000_000)
             let third = try h.reopen()
             let bad = third.stream(request, options: Self.checkingWhileStreaming)
             let (delivered, failure) = await BodyStreamsWhileItIsStoredTests.drain(bad)
@@ -70,7 +60,7 @@ import Testing
             _ = try await h.get("/big")
             let key = try #require(h.storedVariants("/big").first).key
             let blob = try #require(h.cache.store.bodyFileURL(for: key, refreshingAccessTime: false))
-            try Self.damage(blob, at: 10)
+            try FileDamage.flipByte(of: blob, at: 10)
             // Checked before serving: the damaged entry is a miss, the stream carries the origin's bytes.
             let stream = try h.reopen().stream(CacheRequest(url: h.origin.url("/big")))
             let (bytes, failure) = await BodyStreamsWhileItIsStoredTests.drain(stream)
