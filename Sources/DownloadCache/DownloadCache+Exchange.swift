@@ -224,8 +224,11 @@ extension DownloadCache {
         }
         guard chosenWasSelected else { return nil }
         let now = configuration.now()
-        if let served = serve(chosen, request: original, source: .revalidated, reason: "revalidated: 304 Not Modified",
+        if var served = serve(chosen, request: original, source: .revalidated, reason: "revalidated: 304 Not Modified",
                               options: options, now: now) {
+            // The 304's cookies are this caller's even where the stored response keeps none (shared mode).
+            served.headers = RFC9111.headersForTheRevalidatingClient(served.headers, notModified: notModified.headers,
+                                                                     mode: evaluationOptions(options).mode)
             return .success(served)
         }
         return .failure(DownloadError(.storage, "stored body vanished during revalidation of \(original.url.absoluteString)"))

@@ -20,7 +20,8 @@ extension DownloadCache {
             getRequest.method = "GET"
             for candidate in candidates(for: getRequest) {
                 if let updated = RFC9111.freshenWithHEAD(candidate.metadata.stored, head: head,
-                                                         requestTime: requestTime, responseTime: responseTime) {
+                                                         requestTime: requestTime, responseTime: responseTime,
+                                                         options: evaluationOptions(options)) {
                     var metadata = candidate.metadata
                     metadata.stored = updated
                     persist(metadata, for: candidate.key)

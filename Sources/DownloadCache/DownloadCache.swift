@@ -315,10 +315,11 @@ public final class DownloadCache: Sendable {
         var response = try outcome.get()
         if !response.cacheStatus.hit { response.cacheStatus.forward = forward }
         // Served by another caller's exchange (RFC 9211 §2.6); that caller's response says what it did. The
-        // fields a qualified no-cache names were validated for that caller only (RFC 9111 §5.2.2.4).
+        // fields a qualified no-cache names were validated for that caller only (RFC 9111 §5.2.2.4), and in a
+        // shared cache its cookies are that caller's (§3.1, §7.3).
         if collapsed {
             response.cacheStatus.collapsed = true
-            response.headers = RFC9111.removingNoCacheFields(response.headers)
+            response.headers = RFC9111.headersForAnotherClient(response.headers, mode: evaluation.mode)
         }
         return response
     }

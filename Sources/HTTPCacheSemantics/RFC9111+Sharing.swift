@@ -128,3 +128,53 @@ extension RFC9111 {
         return HTTPHeaders(fields: headers.fields.filter { !drop.contains($0.name.lowercased()) })
     }
 }
+
+// MARK: - Per-client response fields (cookies)
+
+extension RFC9111 {
+    /// Response fields addressed to the one client that made the request (lower-cased): `Set-Cookie` (and the
+    /// obsolete `Set-Cookie2`). A cookie is state of one user agent (RFC 6265 §3); a shared cache that stored it
+    /// or handed it to another client would give that client someone else's session (RFC 9111 §7.3 leaves it to
+    /// the cache to keep them apart).
+    public static let perClientResponseFields: Set<String> = ["set-cookie", "set-cookie2"]
+
+    /// Whether `headers` carry a ``perClientResponseFields`` field (a response that sets a cookie).
+    public static func setsCookie(_ headers: HTTPHeaders) -> Bool {
+        headers.fields.contains { perClientResponseFields.contains($0.name.lowercased()) }
+    }
+
+    /// `headers` without the ``perClientResponseFields`` (names compared case-insensitively); the other fields
+    /// keep their order.
+    public static func withoutPerClientFields(_ headers: HTTPHeaders) -> HTTPHeaders {
+        guard setsCookie(headers) else { return headers }
+        return HTTPHeaders(fields: headers.fields.filter { !perClientResponseFields.contains($0.name.lowercased()) })
+    }
+
+    /// The header fields another client may receive of a response obtained for one client (a coalesced waiter,
+    /// RFC 9111 §4 "collapsed requests"): without the fields a qualified `no-cache="…"` names (§5.2.2.4), and in a
+    /// shared cache without the ``perClientResponseFields`` (§3.1, §7.3). A private cache serves one user, so
+    /// there the cookie stays.
+    public static func headersForAnotherClient(_ headers: HTTPHeaders, mode: CacheMode) -> HTTPHeaders {
+        let shared = removingNoCacheFields(headers)
+        return mode == .shared ? withoutPerClientFields(shared) : shared
+    }
+
+    /// The header fields for the client whose conditional request got `notModified` (a 304, RFC 9111 §4.3.4),
+    /// served from the freshened stored response `served`: in a shared cache the stored response holds no
+    /// ``perClientResponseFields``, so the 304's own (a `Set-Cookie` sent to this client) are added to `served`.
+    /// A private cache stored them while freshening: `served` unchanged.
+    public static func headersForTheRevalidatingClient(_ served: HTTPHeaders, notModified: HTTPHeaders,
+                                                       mode: CacheMode) -> HTTPHeaders {
+        guard mode == .shared, setsCookie(notModified) else { return served }
+        let cookies = notModified.fields.filter { perClientResponseFields.contains($0.name.lowercased()) }
+        return HTTPHeaders(fields: withoutPerClientFields(served).fields + cookies)
+    }
+
+    /// Whether a shared cache may store a response that sets a cookie: only when the origin said it is for
+    /// everyone (`public` or `s-maxage`, RFC 9111 §5.2.2.9, §5.2.2.10); the stored copy then has no
+    /// ``perClientResponseFields``. (With the server's Cache-Control ignored the directives cannot be seen, so
+    /// ``storability(request:response:mode:ignoreServerCacheControl:targetedFields:)`` refuses such a response.)
+    static func isSharedDespiteCookie(_ cc: CacheControl) -> Bool {
+        cc.isPublic || cc.sMaxAge != nil
+    }
+}

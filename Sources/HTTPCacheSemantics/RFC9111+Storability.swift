@@ -14,13 +14,15 @@ extension RFC9111 {
     /// a shared cache) or a heuristically cacheable status (§4.2.2). Statuses outside
     /// ``understoodStatuses`` (e.g. 299, 599) need explicit freshness (`max-age`, `s-maxage`, `Expires`) or
     /// `public` (then heuristic freshness applies, §4.2.2); codes above 599 are invalid and never stored (RFC 9110 §15).
-    /// A `Set-Cookie` response may be stored in both modes: RFC 9111 §7.3 says Set-Cookie does not inhibit
-    /// caching and leaves control to the origin's directives (`private`, `no-cache="Set-Cookie"`).
+    /// A response that sets a cookie (``setsCookie(_:)``: `Set-Cookie`) is stored by a private cache as any other
+    /// (RFC 9111 §7.3: Set-Cookie does not inhibit caching); a shared cache stores it only when it is `public` or
+    /// has `s-maxage` (``isSharedDespiteCookie(_:)``), and then without the cookie (``makeStoredResponse``): a
+    /// cookie belongs to the one client it was sent to (§3.1, §7.3).
     ///
     /// With `targetedFields` (RFC 9213) the first valid targeted field replaces `Cache-Control` and `Expires`.
     /// With `ignoreServerCacheControl` the server's `Cache-Control`, `Pragma` and `Expires` are not read: a
     /// GET/HEAD response with a heuristically cacheable status is stored (shared mode still refuses
-    /// credentials).
+    /// credentials and responses that set a cookie, whose `public` it cannot see).
     public static func storability(
         request: CacheRequest, response: CacheResponse, mode: CacheMode, ignoreServerCacheControl: Bool = false,
         targetedFields: [String] = []
@@ -36,6 +38,9 @@ extension RFC9111 {
             if mode == .shared, hasAuthorization {
                 return .doNotStore(reason: "request has credentials (Authorization or URL user info) and a shared cache ignoring Cache-Control cannot see public (RFC 9111 §3.5)")
             }
+            if mode == .shared, setsCookie(response.headers) {
+                return .doNotStore(reason: "response sets a cookie (Set-Cookie) and a shared cache ignoring Cache-Control cannot see public or s-maxage (RFC 9111 §3.1, §7.3)")
+            }
             guard heuristicallyCacheableStatuses.contains(status) else {
                 return .doNotStore(reason: "status \(status) is not heuristically cacheable and the server's Cache-Control is ignored")
             }
@@ -43,7 +48,8 @@ extension RFC9111 {
         }
         let (cc, targeted) = responseDirectives(response.headers, targets: targetedFields)
         let understood = understoodStatuses.contains(status)
-        if let reason = directiveRefusal(cc, understood: understood, status: status, mode: mode, hasAuthorization: hasAuthorization) {
+        if let reason = directiveRefusal(cc, understood: understood, status: status, mode: mode, hasAuthorization: hasAuthorization,
+                                         setsCookie: setsCookie(response.headers)) {
             return .doNotStore(reason: reason)
         }
         let hasExpires = !targeted && response.headers.contains("Expires")
@@ -75,7 +81,7 @@ extension RFC9111 {
     }
 
     private static func directiveRefusal(
-        _ cc: CacheControl, understood: Bool, status: Int, mode: CacheMode, hasAuthorization: Bool
+        _ cc: CacheControl, understood: Bool, status: Int, mode: CacheMode, hasAuthorization: Bool, setsCookie: Bool
     ) -> String? {
         if cc.mustUnderstand && !understood {
             return "must-understand with status \(status), which this cache does not understand (RFC 9111 §5.2.2.3)"
@@ -85,6 +91,9 @@ extension RFC9111 {
             if cc.isPrivate { return "response is private and this is a shared cache (RFC 9111 §5.2.2.7)" }
             if hasAuthorization && !(cc.isPublic || cc.mustRevalidate || cc.sMaxAge != nil) {
                 return "request has credentials (Authorization or URL user info) and the response lacks public, must-revalidate or s-maxage (RFC 9111 §3.5)"
+            }
+            if setsCookie && !isSharedDespiteCookie(cc) {
+                return "response sets a cookie (Set-Cookie) and lacks public or s-maxage: a shared cache keeps cookies with their client (RFC 9111 §3.1, §7.3)"
             }
         }
         return nil

@@ -107,14 +107,20 @@ extension RFC9111 {
     /// A stale `Age` is dropped when the 304 has none; a missing `Date` becomes `responseTime` (RFC 9110 §6.6.1).
     /// `requestTime` / `responseTime` become the new exchange's. The caller's expiry: with
     /// ``EvaluationOptions/lifetimeOverride`` (seconds) it becomes `responseTime + lifetimeOverride`; otherwise a
-    /// stored ``StoredResponse/overrideExpiry`` keeps its length from receipt.
+    /// stored ``StoredResponse/overrideExpiry`` keeps its length from receipt. A shared cache
+    /// (``EvaluationOptions/mode``) takes no ``perClientResponseFields`` from the 304 (`Set-Cookie` goes to the
+    /// client that revalidated, never into the stored response, §3.1, §7.3) and keeps none stored earlier.
     public static func freshen(
         _ stored: StoredResponse, with notModified: CacheResponse, requestTime: Date, responseTime: Date,
         options: EvaluationOptions = EvaluationOptions()
     ) -> StoredResponse {
         var updated = stored
         var headers = stored.response.headers
-        let skip = hopByHopFields.union(connectionNamedFields(notModified.headers)).union(fieldsKeptWhenFreshening)
+        var skip = hopByHopFields.union(connectionNamedFields(notModified.headers)).union(fieldsKeptWhenFreshening)
+        if options.mode == .shared {
+            skip.formUnion(perClientResponseFields)
+            headers = withoutPerClientFields(headers)
+        }
         var replacedNames: [String] = []
         for field in notModified.headers where !skip.contains(field.name.lowercased()) {
             let lower = field.name.lowercased()
@@ -158,14 +164,15 @@ extension RFC9111 {
     /// It matches when every validator the HEAD response carries (`ETag`, `Last-Modified`) equals the stored one
     /// and its `Content-Length`, if any, equals the stored one; then it updates like a 304 (§3.2).
     public static func freshenWithHEAD(
-        _ stored: StoredResponse, head: CacheResponse, requestTime: Date, responseTime: Date
+        _ stored: StoredResponse, head: CacheResponse, requestTime: Date, responseTime: Date,
+        options: EvaluationOptions = EvaluationOptions()
     ) -> StoredResponse? {
         guard head.status == 200 else { return nil }
         let mine = stored.response.headers, theirs = head.headers
         for name in ["ETag", "Last-Modified", "Content-Length"] {
             if let value = theirs.first(name), mine.first(name) != value { return nil }
         }
-        return freshen(stored, with: head, requestTime: requestTime, responseTime: responseTime)
+        return freshen(stored, with: head, requestTime: requestTime, responseTime: responseTime, options: options)
     }
 
     /// What to do when validating (or refetching) `stored` failed with a 5xx (`status`) or a network error

@@ -49,8 +49,9 @@ public enum RFC9111 {
     /// Builds the ``StoredResponse`` to persist for a fresh response: Vary's request values captured (credentials
     /// as ``EvaluationOptions/keySecret``'s hashes), the credential partition set (§3.5,
     /// ``credentialPartition(request:response:options:)``), and ``EvaluationOptions/lifetimeOverride`` turned into
-    /// ``StoredResponse/overrideExpiry`` (`responseTime + lifetime`). The header fields are kept as given; see
-    /// ``storedHeaders(_:)`` for the §3.1 filtering.
+    /// ``StoredResponse/overrideExpiry`` (`responseTime + lifetime`). The header fields are kept as given (see
+    /// ``storedHeaders(_:)`` for the §3.1 filtering), except that a shared cache (``EvaluationOptions/mode``)
+    /// stores no ``perClientResponseFields`` (`Set-Cookie`: one client's state, §3.1, §7.3).
     ///
     /// `slidingLifetime` (seconds, `nil` = none) is stored as is and also sets the first expiry when no
     /// lifetime override is given. Times are the §4.2.3 `request_time` and `response_time`.
@@ -61,8 +62,10 @@ public enum RFC9111 {
         var expiry: Date?
         if let lifetime = options.lifetimeOverride { expiry = responseTime.addingTimeInterval(lifetime) }
         if expiry == nil, let sliding = slidingLifetime { expiry = responseTime.addingTimeInterval(sliding) }
+        var kept = response
+        if options.mode == .shared { kept.headers = withoutPerClientFields(response.headers) }
         return StoredResponse(
-            response: response, requestTime: requestTime, responseTime: responseTime,
+            response: kept, requestTime: requestTime, responseTime: responseTime,
             varyingRequestHeaders: varyingRequestHeaders(response: response, request: request.headers,
                                                          secret: options.keySecret),
             requestMethod: request.method, overrideExpiry: expiry, slidingLifetime: slidingLifetime,

@@ -202,10 +202,12 @@ import Testing
             == .doNotStore(reason: "partial content not supported (206; RFC 9111 §3.4)"))
     }
 
-    /// ferguson:63 — `max-age=21600` with Set-Cookie: stored even in a shared cache; both validators sent.
+    /// ferguson:63 — `max-age=21600` with Set-Cookie: stored by a private cache, not by a shared one (the cookie is
+    /// one client's and the response is neither public nor s-maxage); both validators sent.
     @Test func fergusonCookieWithMaxAge() throws {
         let (request, stored) = try Self.exchange(try Self.entry("ferguson", 63))
-        #expect(RFC9111.storability(request: request, response: stored.response, mode: .shared) == .store)
+        #expect(RFC9111.storability(request: request, response: stored.response, mode: .private) == .store)
+        #expect(!RFC9111.storability(request: request, response: stored.response, mode: .shared).isStorable)
         #expect(RFC9111.freshnessLifetime(stored, options: EvaluationOptions()) == 21_600)
         let stale = RFC9111.evaluate(request: request, stored: stored, now: stored.responseTime.addingTimeInterval(21_600), options: EvaluationOptions())
         #expect(stale.conditional?.headers["If-Modified-Since"] == "Mon, 26 Apr 2021 16:10:06 GMT")

@@ -23,7 +23,9 @@ import Testing
         Case(response: ["Cache-Control: NO-STORE"], mode: .shared, shared: false),
         Case(response: ["Cache-Control: private, max-age=60", "Set-Cookie: id=1"], mode: .shared, shared: false),
         Case(response: ["Cache-Control: private, max-age=60"], mode: .private, shared: true),
-        Case(response: ["Cache-Control: max-age=60", "Set-Cookie: id=1"], mode: .shared, shared: true),  // §7.3: origin's call
+        Case(response: ["Cache-Control: max-age=60", "Set-Cookie: id=1"], mode: .shared, shared: false),  // one client's cookie
+        Case(response: ["Cache-Control: max-age=60", "Set-Cookie: id=1"], mode: .private, shared: true),  // §7.3: origin's call
+        Case(response: ["Cache-Control: public, max-age=60", "Set-Cookie: id=1"], mode: .shared, shared: true),
         Case(response: ["Cache-Control: max-age=60"], mode: .shared, request: ["Authorization: Bearer a"],
              other: ["Authorization: Bearer a"], shared: false),
         Case(response: ["Cache-Control: public, max-age=60"], mode: .shared, request: ["Authorization: Bearer a"],

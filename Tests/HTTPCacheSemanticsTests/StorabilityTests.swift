@@ -69,8 +69,17 @@ import Testing
         Case(status: 303, response: ["Cache-Control: s-maxage=5"], mode: .shared, store: true),
         // Vary: * can never match.
         Case(response: ["Cache-Control: max-age=60", "Vary: *"], store: false, reasonContains: "Vary"),
-        // Set-Cookie is storable (RFC leaves it to the origin's directives).
-        Case(response: ["Cache-Control: max-age=60", "Set-Cookie: a=1"], mode: .shared, store: true),
+        // Set-Cookie: a private cache stores it as any response (§7.3); a shared cache only when the origin made
+        // the response everyone's (public, s-maxage), and never when it cannot read Cache-Control.
+        Case(response: ["Cache-Control: max-age=60", "Set-Cookie: a=1"], store: true),
+        Case(response: ["Cache-Control: max-age=60", "Set-Cookie: a=1"], mode: .shared, store: false, reasonContains: "cookie"),
+        Case(response: ["Cache-Control: max-age=60", "set-cookie: a=1"], mode: .shared, store: false, reasonContains: "cookie"),
+        Case(response: ["Cache-Control: public, max-age=60", "Set-Cookie: a=1"], mode: .shared, store: true),
+        Case(response: ["Cache-Control: s-maxage=60", "Set-Cookie: a=1"], mode: .shared, store: true),
+        Case(response: ["Cache-Control: max-age=60, must-revalidate", "Set-Cookie: a=1"], mode: .shared, store: false, reasonContains: "cookie"),
+        Case(response: ["Set-Cookie: a=1"], mode: .shared, store: false, reasonContains: "cookie"),
+        Case(response: ["Cache-Control: public, max-age=60", "Set-Cookie: a=1"], mode: .shared, ignore: true, store: false, reasonContains: "cookie"),
+        Case(response: ["Set-Cookie: a=1"], ignore: true, store: true),
         // no-cache is storable: it only forces validation.
         Case(response: ["Cache-Control: no-cache"], store: true),
         // ignoreServerCacheControl: no-store and private are not read; status rules remain.
