@@ -21,7 +21,10 @@ let package = Package(
         // process that answers from the cache never loads libcurl and the ~30 libraries it needs.
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
         // hiredis for the shared tier (Redis); never a home-made RESP client.
-        .systemLibrary(name: "CHiredis", pkgConfig: "hiredis", providers: [.apt(["libhiredis-dev"])]),
+        // No pkgConfig: Debian's hiredis.pc adds -D_FILE_OFFSET_BITS=64, which SwiftPM refuses with a warning on
+        // every build; shim.h includes <hiredis/hiredis.h> from /usr/include, which needs no flag (libhiredis-dev,
+        // installed by Scripts/bootstrap.sh).
+        .systemLibrary(name: "CHiredis"),
 
         // The portable system layer: every POSIX call of the library (open/openat with O_NOFOLLOW, fsync and
         // F_FULLFSYNC, flock, mmap, stat fields, clocks, error numbers, rename, unlink, mkdtemp) goes through its
