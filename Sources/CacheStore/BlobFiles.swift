@@ -221,18 +221,26 @@ struct BlobFiles: Sendable {
 
     /// Why the namespace belongs to another user, or `nil`: the namespace directory or one of its index files
     /// is owned by a uid other than this process's and root's (e.g. planted by another user in a shared cache
-    /// directory). Its owner could read whatever this store would write there, so the store never writes it.
+    /// directory). Its owner could have stored any response there for this user to be served, and could read
+    /// whatever this store would write, so the store neither serves nor writes it (``refuseForeignOwner()``).
     func foreignOwner() -> String? {
         let me = cs_user_id()
         var info = cs_file_info()
         if cs_stat_fd(handles.root, &info) == 0, info.owner != me, info.owner != 0 {
-            return "\(root.path) is owned by uid \(info.owner), not by this user (uid \(me)); nothing is written into it"
+            return "\(root.path) is owned by uid \(info.owner), not by this user (uid \(me))"
         }
         for name in Self.indexFiles {
             guard let file = Self.info(handles.root, name), file.owner != me, file.owner != 0 else { continue }
-            return "\(root.path)/\(name) is owned by uid \(file.owner), not by this user (uid \(me)); nothing is written into it"
+            return "\(root.path)/\(name) is owned by uid \(file.owner), not by this user (uid \(me))"
         }
         return nil
+    }
+
+    /// Refuses a namespace another user owns (``foreignOwner()``).
+    /// - Throws: `.unsafeFile` naming the owner.
+    func refuseForeignOwner() throws(CacheStoreError) {
+        guard let foreign = foreignOwner() else { return }
+        throw CacheStoreError(.unsafeFile, "\(foreign): refused, its owner could have planted the responses it holds")
     }
 
     /// Checks that the namespace path still names the directory the store opened (SQLite opens the index by

@@ -27,7 +27,9 @@ import CacheSystem
 ///   symbolic link or not what the store created is refused (`CacheStoreError.Code.unsafeFile`).
 /// - Every file and directory the store creates is owner-only (0600 / 0700); an existing namespace directory
 ///   others may access is tightened to 0700 with a log line. A namespace directory or index file owned by
-///   another user (not root) is opened read-only: its owner could read what this store would write.
+///   another user (not root) is refused (`.unsafeFile`), also when this user cannot write it: its owner could
+///   have stored responses for this user to be served, and could read what this store would write. Only a store
+///   configured `readOnly` (someone inspecting it on purpose) opens it.
 /// - An open that cannot write (disk full: fewer than `minimumAvailableBytes` available or a write refused for
 ///   lack of space; an index SQLite cannot set up) falls back to read-only, so what is
 ///   stored is still served.
@@ -94,12 +96,11 @@ extension CacheStore {
                 throw error
             }
             let existing = try BlobFiles.open(root: root, create: false, notes: &notes)
+            try existing.refuseForeignOwner()
             return try openReadOnly(existing, configuration, reason: error.detail, log: log)
         }
         try files.checkIndexFiles()
-        if let foreign = files.foreignOwner() {
-            return try openReadOnly(files, configuration, reason: foreign, log: log)
-        }
+        try files.refuseForeignOwner()
         if !files.isWritable() {
             return try openReadOnly(files, configuration, reason: "\(files.root.path) is not writable", log: log)
         }

@@ -70,11 +70,11 @@ import Testing
     }
 
     /// A namespace directory or index another user owns (planted in a shared cache directory before this user's
-    /// first run) is opened read-only: what is stored is served, nothing this user fetches is written where that
-    /// user could read it.
+    /// first run) is refused (`.unsafeFile`): its owner could have stored any response there for this user to be
+    /// served, and could read what this user would write. A store configured read-only still reads it.
     @Test(.enabled(if: getuid() == 0, "giving files to another user needs root"),
           arguments: ["", "index.sqlite"])
-    func aNamespaceAnotherUserOwnsIsNeverWritten(owned: String) throws {
+    func aNamespaceAnotherUserOwnsIsRefused(owned: String) throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
         do {
@@ -86,13 +86,21 @@ import Testing
         let target = owned.isEmpty ? namespace : namespace.appendingPathComponent(owned)
         #expect(chown(target.path, 65534, 65534) == 0)
         let log = LogSink()
-        let store = try CacheStore(configuration: testConfiguration(dir, log: log))
+        do {
+            let store = try CacheStore(configuration: testConfiguration(dir, log: log))
+            store.close()
+            Issue.record("a namespace owned by uid 65534 was opened")
+        } catch {
+            #expect(error.code == .unsafeFile, "\(error)")
+            #expect(error.detail.contains("owned by uid 65534"), "\(error)")
+        }
+        var inspecting = testConfiguration(dir, log: log)
+        inspecting.readOnly = true
+        let store = try CacheStore(configuration: inspecting)
         defer { store.close() }
-        #expect(store.readOnlyReason?.contains("owned by uid 65534") == true, "\(log.lines)")
         #expect(store.entry(for: StoreKey(primary: "k"))?.body == bytes(10))
         #expect(throws: (any Error).self) {
             try store.store(Data("secret".utf8), metadata: Data(), for: StoreKey(primary: "secret"))
         }
-        #expect(store.entry(for: StoreKey(primary: "secret")) == nil)
     }
 }
