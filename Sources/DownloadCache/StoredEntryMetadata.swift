@@ -13,7 +13,8 @@ public struct StoredEntryMetadata: Sendable, Hashable, Codable {
     /// Format version of this value.
     public var version: Int
     /// The request URL the response answers (absolute string), never with user info (credentials, RFC 9110
-    /// §4.2.4): ``init(url:method:statusText:stored:)`` strips `user:password@`.
+    /// §4.2.4) nor a fragment: ``init(url:method:statusText:stored:)`` strips `user:password@` and `#…`
+    /// (``storedURL(_:)``).
     public var url: String
     /// The request method the response answers (normally "GET").
     public var method: String
@@ -22,13 +23,22 @@ public struct StoredEntryMetadata: Sendable, Hashable, Codable {
     /// The stored response: status, headers, request/response times, Vary'd request headers, expiry override.
     public var stored: StoredResponse
 
-    /// Creates a metadata value at the current version; user info in `url` is removed (RFC 9110 §4.2.4).
+    /// Creates a metadata value at the current version; user info and the fragment of `url` are removed
+    /// (``storedURL(_:)``).
     public init(url: String, method: String, statusText: String, stored: StoredResponse) {
         self.version = StoredEntryMetadata.currentVersion
-        self.url = StoredEntryMetadata.withoutUserInfo(url)
+        self.url = StoredEntryMetadata.storedURL(url)
         self.method = method
         self.statusText = statusText
         self.stored = stored
+    }
+
+    /// The URL as stored and listed: without its fragment (`#…`, RFC 3986 §3.5: never sent to the origin, not part
+    /// of the cache key, and where a token may travel, e.g. `#access_token=…`) and without user info
+    /// (``withoutUserInfo(_:)``). The fragment starts at the first `#`, which can appear nowhere else in a URI.
+    public static func storedURL(_ url: String) -> String {
+        let beforeFragment = url.firstIndex(of: "#").map { String(url[..<$0]) } ?? url
+        return withoutUserInfo(beforeFragment)
     }
 
     /// `url` without its `user[:password]@` part; unchanged when it has none or does not parse.
@@ -49,8 +59,10 @@ public struct StoredEntryMetadata: Sendable, Hashable, Codable {
 
     /// Decodes stored metadata; `nil` when the bytes are not a metadata value of a known version.
     public static func decode(_ data: Data) -> StoredEntryMetadata? {
-        guard let value = try? decoder.decode(StoredEntryMetadata.self, from: data),
+        guard var value = try? decoder.decode(StoredEntryMetadata.self, from: data),
               value.version <= currentVersion else { return nil }
+        // Whatever wrote the entry (another build, an edited index), its URL is shown without fragment or user info.
+        value.url = storedURL(value.url)
         return value
     }
 
