@@ -62,41 +62,110 @@ package enum PrefetchCommand: Command {
                 throw CommandFailure("cannot read URL list '\(source)': \(ErrorText.describe(error))")
             }
         }
-        return parseURLList(String(decoding: data, as: UTF8.self))
+        return parseURLList(data)
     }
 
-    /// Parses a URL list: one URL per line, lines ending in LF or CRLF (or a lone CR); a leading UTF-8 byte-order
-    /// mark is ignored; surrounding whitespace is trimmed; blank lines and lines starting with `#` are skipped,
-    /// and `#` after white space starts a trailing comment (`http://h/a  # note` is `http://h/a`).
+    /// Parses a URL list: one URL per line, lines ending in LF or CRLF (or a lone CR) and nothing else; a leading
+    /// UTF-8 byte-order mark is ignored; surrounding whitespace is trimmed; blank lines and lines starting with `#`
+    /// are skipped, and `#` after white space starts a trailing comment (`http://h/a  # note` is `http://h/a`).
     ///
-    /// Lines are split with `Character.isNewline`, which also matches the single grapheme `"\r\n"`
-    /// (`split(separator: "\n")` never splits a CRLF file, because Swift treats `"\r\n"` as one Character).
-    /// A line that is not an http(s) URL, or whose URL has white space inside (Foundation would quietly encode it
-    /// as `%20`), is kept in ``URLList/invalid`` with its 1-based number and reason.
-    static func parseURLList(_ text: String) -> URLList {
-        var body = Substring(text)
-        if body.unicodeScalars.first == "\u{FEFF}" { body = Substring(body.unicodeScalars.dropFirst()) }
+    /// The bytes are split before any decoding, so no other "line separator" (NEL U+0085, U+2028, U+2029, VT, FF,
+    /// which Swift's `Character.isNewline` also matches) can turn one line into two URLs. A line that is not UTF-8,
+    /// or holds a control character (C0 other than tab, DEL, C1, U+2028, U+2029), is an invalid line
+    /// (`invalid line: not UTF-8 text`, `invalid line: control character U+0085`) and is not fetched; so is a line
+    /// that is not an http(s) URL, or whose URL has white space inside (Foundation would quietly encode it as
+    /// `%20`). ``URLList/invalid`` keeps each with its 1-based number and reason.
+    static func parseURLList(_ data: Data) -> URLList {
         var list = URLList(urls: [], invalid: [])
-        for (number, raw) in body.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
-            var line = raw.trimmingCharacters(in: .whitespacesAndNewlines)
-            if line.isEmpty || line.hasPrefix("#") { continue }
-            if let comment = trailingComment(in: line) {
-                line = String(line[..<comment]).trimmingCharacters(in: .whitespaces)
-            }
-            // White space inside what starts as a URL: say so (a line that is no URL at all gets the URL error).
-            if line.contains(where: \.isWhitespace),
-               (try? CacheOpener.url(String(line.prefix(while: { !$0.isWhitespace })))) != nil {
-                list.invalid.append((number + 1, "invalid URL '\(line)': white space inside a URL (write it as %20; "
-                                     + "a comment after the URL starts with white space and '#')"))
-                continue
-            }
-            do {
-                list.urls.append(try CacheOpener.url(line))
-            } catch {
-                list.invalid.append((number + 1, error.message))
+        for (index, bytes) in lines(of: data).enumerated() {
+            var content = bytes[...]
+            if index == 0, content.starts(with: [0xEF, 0xBB, 0xBF]) { content = content.dropFirst(3) }
+            switch lineText(content) {
+            case .success(let text):
+                parseLine(text, number: index + 1, into: &list)
+            case .failure(let reason):
+                list.invalid.append((index + 1, reason.reason))
             }
         }
         return list
+    }
+
+    /// ``parseURLList(_:)-(Data)`` of `text`'s UTF-8 bytes.
+    static func parseURLList(_ text: String) -> URLList {
+        parseURLList(Data(text.utf8))
+    }
+
+    /// The lines of `data`, split at LF, CRLF and a lone CR only, without their terminators; a last line without a
+    /// terminator counts, nothing after the last terminator is no line.
+    static func lines(of data: Data) -> [[UInt8]] {
+        var result: [[UInt8]] = []
+        var current: [UInt8] = []
+        var afterCR = false
+        var pending = false
+        for byte in data {
+            if afterCR {
+                afterCR = false
+                if byte == 0x0A { continue }
+            }
+            switch byte {
+            case 0x0A:
+                result.append(current)
+                current.removeAll(keepingCapacity: true)
+                pending = false
+            case 0x0D:
+                result.append(current)
+                current.removeAll(keepingCapacity: true)
+                afterCR = true
+                pending = false
+            default:
+                current.append(byte)
+                pending = true
+            }
+        }
+        if pending { result.append(current) }
+        return result
+    }
+
+    /// One line's bytes as text, or why it is not a line of a URL list: not UTF-8, or a control character other
+    /// than tab (C0, DEL, C1) or U+2028 / U+2029.
+    static func lineText(_ bytes: ArraySlice<UInt8>) -> Result<String, LineRefusal> {
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            return .failure(LineRefusal(reason: "invalid line: not UTF-8 text"))
+        }
+        for scalar in text.unicodeScalars {
+            let value = scalar.value
+            if (value < 0x20 && value != 0x09) || (0x7F...0x9F).contains(value) || value == 0x2028 || value == 0x2029 {
+                let hex = String(value, radix: 16, uppercase: true)
+                return .failure(LineRefusal(reason: "invalid line: control character U+\(String(repeating: "0", count: max(0, 4 - hex.count)))\(hex)"))
+            }
+        }
+        return .success(text)
+    }
+
+    /// Why a line of a URL list was refused before it was read as a URL.
+    struct LineRefusal: Error, Sendable {
+        var reason: String
+    }
+
+    /// Reads one decoded line (1-based `number`): skipped when blank or a comment, else a URL or an invalid line.
+    private static func parseLine(_ raw: String, number: Int, into list: inout URLList) {
+        var line = raw.trimmingCharacters(in: .whitespaces)
+        if line.isEmpty || line.hasPrefix("#") { return }
+        if let comment = trailingComment(in: line) {
+            line = String(line[..<comment]).trimmingCharacters(in: .whitespaces)
+        }
+        // White space inside what starts as a URL: say so (a line that is no URL at all gets the URL error).
+        if line.contains(where: \.isWhitespace),
+           (try? CacheOpener.url(String(line.prefix(while: { !$0.isWhitespace })))) != nil {
+            list.invalid.append((number, "invalid URL '\(line)': white space inside a URL (write it as %20; "
+                                 + "a comment after the URL starts with white space and '#')"))
+            return
+        }
+        do {
+            list.urls.append(try CacheOpener.url(line))
+        } catch {
+            list.invalid.append((number, error.message))
+        }
     }
 
     /// Where a trailing comment starts in `line`: the first white space followed (after more white space) by `#`;
