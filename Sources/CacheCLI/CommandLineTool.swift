@@ -32,6 +32,10 @@ public enum CommandLineTool {
         ]
     }
 
+    /// Seconds a command cancelled by SIGINT or SIGTERM has to finish (close its caches, keep its partial) before
+    /// the process exits anyway with 128 + the signal number: 10.
+    public static let signalGraceSeconds = 10
+
     /// Runs the tool synchronously with `arguments` (argv, including the program name) and returns the exit code.
     ///
     /// Blocks the calling thread until the asynchronous work finishes and every opened cache is closed (background
@@ -41,7 +45,9 @@ public enum CommandLineTool {
     /// SIGINT and SIGTERM cancel the running command instead of killing the process: a download stops, keeps
     /// what it received as a partial entry (resumed by the next `get`), the caches are closed cleanly, and the
     /// exit code is 128 + the signal number (130 for Ctrl-C), as a shell reports a process killed by it. A second
-    /// signal exits at once with that code. A signal that was ignored when the process started (a shell's
+    /// signal exits at once with that code, and so does the process when the cancelled command has not finished
+    /// ``signalGraceSeconds`` after the first (a thread blocked in the kernel, e.g. opening `-o FIFO` that no
+    /// process reads, never sees the cancellation). A signal that was ignored when the process started (a shell's
     /// background job ignores SIGINT) stays ignored.
     public static func main(arguments: [String]) -> Int32 {
         let box = Mutex<Int32>(exitFailure)
@@ -65,7 +71,15 @@ public enum CommandLineTool {
                     defer { if caught == 0 { caught = number } }
                     return caught == 0
                 }
-                if first { task.cancel() } else { exit(128 + number) }
+                if first {
+                    task.cancel()
+                    // `_exit`: the clean-up path is what is stuck; no atexit handler or stdio flush may block again.
+                    DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(signalGraceSeconds)) {
+                        _exit(128 + number)
+                    }
+                } else {
+                    exit(128 + number)
+                }
             }
             source.resume()
             return source
