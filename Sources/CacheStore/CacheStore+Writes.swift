@@ -18,6 +18,16 @@ extension CacheStore {
     @discardableResult
     public func store(_ body: Data, metadata: Data, for key: StoreKey, storageClass: StorageClass = .permanent,
                       pinned: Bool = false) throws(CacheStoreError) -> EntryInfo {
+        try storeReturningBodyFile(body, metadata: metadata, for: key, storageClass: storageClass, pinned: pinned).info
+    }
+
+    /// ``store(_:metadata:for:storageClass:pinned:)``, also giving the blob file the entry was stored in (nil for a
+    /// body stored inline), so a caller that answers with the stored body's file needs no index read after the
+    /// commit. The file is immutable; it disappears when the entry is replaced or evicted.
+    /// - Throws: as ``store(_:metadata:for:storageClass:pinned:)``.
+    package func storeReturningBodyFile(_ body: Data, metadata: Data, for key: StoreKey,
+                                        storageClass: StorageClass = .permanent,
+                                        pinned: Bool = false) throws(CacheStoreError) -> (info: EntryInfo, bodyFile: URL?) {
         try requireWritable()
         try requireWithinEntryLimit(Int64(body.count), key: key)
         let now = configuration.currentTime()
@@ -27,6 +37,7 @@ extension CacheStore {
         if body.count <= configuration.inlineThreshold {
             try commitRow(IndexRow(info: info, blobID: nil, inlineBody: body), newBlob: nil,
                           memoryEntry: StoredEntry(info: info, body: body))
+            return (info, nil)
         } else {
             // The whole body is at hand: written straight into its blob file, which no row names (no reader
             // finds it) until the commit; no `tmp/` file and no rename.
@@ -54,8 +65,8 @@ extension CacheStore {
             try commitRow(IndexRow(info: info, blobID: id, inlineBody: nil), newBlob: id, step: "blob-renamed",
                           memoryEntry: StoredEntry(info: info, body: body),
                           syncDescriptor: configuration.durability == .powerLoss ? fd : -1)
+            return (info, URL(fileURLWithPath: files.blobPath(id)))
         }
-        return info
     }
 
     /// A writer that streams a body into `tmp/` chunk by chunk; commit it with

@@ -50,9 +50,9 @@ extension DownloadCache {
                 let metadata = StoredEntryMetadata(url: original.url.absoluteString, method: "GET",
                                                    statusText: received.statusText, stored: stored)
                 do {
-                    try commit(data, sink: sink, metadata: metadata, key: key, options: options)
-                    return storedNetworkResponse(received, original: original, data: data, key: key,
-                                                 reason: "\(reason); \(note)", timing: timing)
+                    let bodyFile = try commit(data, sink: sink, metadata: metadata, key: key, options: options)
+                    return storedNetworkResponse(received, original: original, data: data, bodyFile: bodyFile,
+                                                 key: key, reason: "\(reason); \(note)", timing: timing)
                 } catch {
                     configuration.log("cannot store \(original.url.absoluteString): \(ErrorWords.describe(error))")
                     sink.reclaim()
@@ -108,28 +108,34 @@ extension DownloadCache {
 
     /// Commits the body under `key`: `data` when held in memory, else the sink's file, moved without a copy.
     /// The store decides whether it goes inline into the index or into a blob file.
+    /// - Returns: for `data`, the blob file it was stored in (nil when inline); nil for the sink's file.
     /// - Throws: `CacheStoreError` from the store, or the file system's error from moving the sink's file.
     private func commit(_ data: Data?, sink: BodySink, metadata: StoredEntryMetadata, key: StoreKey,
-                        options: RequestOptions) throws {
+                        options: RequestOptions) throws -> URL? {
         let encoded = try metadata.encoded()
         if let data {
-            try store.store(data, metadata: encoded, for: key, storageClass: options.storage, pinned: options.pin)
+            let stored = try store.storeReturningBodyFile(data, metadata: encoded, for: key,
+                                                          storageClass: options.storage, pinned: options.pin)
             sink.discard()
-            return
+            return stored.bodyFile
         }
         let writer = try sink.moveIntoStore(store)
         try store.commit(writer, metadata: encoded, for: key, storageClass: options.storage, pinned: options.pin)
+        return nil
     }
 
     /// The response for a body just stored under `key`: `data` when held in memory, else the stored body. A body
     /// in a blob file is held open at once (the commit remembered it verified: one fstat), so a purge or
     /// eviction in another process before the caller reads it cannot take the bytes away.
+    /// `bodyFile`: the blob file `data` was just stored in (nil when it went inline into the index).
     private func storedNetworkResponse(_ received: TransportResponse, original: CacheRequest, data: Data?,
-                                       key: StoreKey, reason: String,
+                                       bodyFile: URL?, key: StoreKey, reason: String,
                                        timing: ExchangeTiming) -> Result<CachedResponse, DownloadError> {
+        // The body in memory was just committed: its blob file is known without reading the index again, and
+        // the answer is not a use of the entry (no hit counted, no access time written).
         if let data {
             return .success(networkResponse(received, original: original, body: .data(data), reason: reason,
-                                            blob: store.bodyFileURL(for: key), timing: timing, stored: true))
+                                            blob: bodyFile, timing: timing, stored: true))
         }
         // Reading back what was just stored is not a use: no hit counted (`dlcache stats`), no access time.
         if let opened = store.openVerifiedBody(for: key, recordsUse: false) {
