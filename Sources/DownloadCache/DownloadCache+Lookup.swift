@@ -110,7 +110,7 @@ extension DownloadCache {
         }
         var response = CachedResponse(url: request.url, status: stored.response.status,
                                       statusText: candidate.metadata.statusText,
-                                      headers: RFC9111.responseHeadersForServing(stored, now: now),
+                                      headers: RFC9111.responseHeadersForServing(stored, now: now, mode: configuration.mode),
                                       body: body, bodySize: size, source: source, age: age, isFresh: fresh,
                                       reason: reason, storedBodyURL: blobURL)
         response.cacheStatus = servedCacheStatus(stored, source: source, age: age, options: options)

@@ -157,7 +157,7 @@ extension DownloadCache {
            !options.pin, stored.slidingLifetime == nil {
             let (age, fresh) = RFC9111.reportedFreshness(stored, now: now, options: evaluationOptions(options))
             var served = CachedResponse(url: request.url, status: stored.response.status, statusText: best.metadata.statusText,
-                                        headers: RFC9111.responseHeadersForServing(stored, now: now),
+                                        headers: RFC9111.responseHeadersForServing(stored, now: now, mode: configuration.mode),
                                         body: .data(best.entry.body), bodySize: Int64(best.entry.body.count),
                                         source: .cache, age: age, isFresh: fresh,
                                         reason: "\(reason) (from the shared tier)")

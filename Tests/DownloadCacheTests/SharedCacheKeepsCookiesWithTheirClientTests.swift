@@ -88,6 +88,25 @@ import Testing
         }
     }
 
+    /// A namespace used as a private cache first (its entries keep their cookie) and then as a shared one: the
+    /// shared cache serves those entries without it.
+    @Test func aCookieStoredByAPrivateCacheIsNotServedByASharedOne() async throws {
+        try await withHarness({ $0.mode = .private }) { h in
+            try await h.origin.configure(path: "/m", headers: [("Cache-Control", "max-age=600"),
+                                                              ("Set-Cookie", "session=alice")], body: "m")
+            _ = try await h.get("/m")
+            await h.cache.close()
+            var configuration = h.cache.configuration
+            configuration.mode = .shared
+            let shared = try DownloadCache(configuration: configuration)
+            let bob = try await shared.response(for: CacheRequest(url: h.origin.url("/m")))
+            #expect(bob.source == .cache && bob.text == "m")
+            #expect(!bob.headers.contains("Set-Cookie"), "bob got alice's cookie: \(bob.headers)")
+            #expect(try await h.hits("/m").total == 1)
+            await shared.close()
+        }
+    }
+
     @Test func aPrivateCacheKeepsTheCookie() async throws {
         try await withHarness({ $0.mode = .private }) { h in
             try await h.origin.configure(path: "/p", headers: [("Cache-Control", "max-age=600"),

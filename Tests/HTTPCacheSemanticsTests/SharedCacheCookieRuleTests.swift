@@ -76,6 +76,15 @@ import Testing
         #expect(privately.values(for: "Set-Cookie") == ["session=alice"] && !privately.contains("X-Token"))
     }
 
+    @Test func aSharedCacheServesNoStoredCookie() {
+        // Stored by a private cache on the same namespace earlier.
+        let stored = Fixture.stored(Fixture.headers(["Cache-Control: max-age=60", "Set-Cookie: session=alice", "ETag: \"a\""]))
+        let shared = RFC9111.responseHeadersForServing(stored, now: Fixture.at(1), mode: .shared)
+        #expect(!shared.contains("Set-Cookie") && shared.first("ETag") == "\"a\"")
+        let privately = RFC9111.responseHeadersForServing(stored, now: Fixture.at(1))
+        #expect(privately.values(for: "Set-Cookie") == ["session=alice"])
+    }
+
     @Test func aSharedCacheStoresACookieResponseOnlyWhenTheOriginMadeItEveryones() {
         func storable(_ lines: [String], _ mode: CacheMode, ignore: Bool = false) -> Bool {
             RFC9111.storability(request: Fixture.request(), response: CacheResponse(status: 200, headers: Fixture.headers(lines)),
