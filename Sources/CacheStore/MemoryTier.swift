@@ -26,9 +26,9 @@ final class MemoryTier: Sendable {
         @exclusivity(unchecked) unowned(unsafe) var next: Node?
 
         init(entry: StoredEntry) {
-            key = entry.info.key
+            key = entry.key
             self.entry = entry
-            cost = entry.body.count + entry.info.metadata.count
+            cost = entry.body.count + entry.metadata.count
             lastAccess = entry.info.lastAccessedAt
         }
     }
@@ -129,9 +129,7 @@ final class MemoryTier: Sendable {
                 node.dirty = true
                 state.dirty.append((key, time.timeIntervalSince1970))
             }
-            var entry = node.entry
-            entry.info.lastAccessedAt = time
-            return entry
+            return node.entry.accessed(at: time)
         }
     }
 

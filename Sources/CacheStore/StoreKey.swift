@@ -70,15 +70,62 @@ public struct EntryInfo: Sendable, Hashable {
 }
 
 /// One stored entry read in full: its index information and its body bytes (checksum verified).
+///
+/// A value type whose fields live in one immutable, shared box: copying an entry (the memory tier returns a copy
+/// on every hit) costs one reference count instead of one per string and buffer, and the struct's layout is fixed
+/// (a reference and a `Double`), so copies and destruction are inline rather than through type metadata. Setting
+/// `info` or `body` puts a new box in place; other copies are unchanged.
 public struct StoredEntry: Sendable {
-    /// The index information, including the metadata bytes.
-    public var info: EntryInfo
-    /// The body bytes; `info.bodySize` of them.
-    public var body: Data
+    /// The shared, immutable fields; `info.lastAccessedAt` is superseded by `lastAccessed`.
+    final class Storage: Sendable {
+        let info: EntryInfo
+        let body: Data
+        init(info: EntryInfo, body: Data) {
+            self.info = info
+            self.body = body
+        }
+    }
+
+    private(set) var storage: Storage
+    /// `info.lastAccessedAt` as `Date.timeIntervalSinceReferenceDate` (exact round trip), kept out of the box so
+    /// a hit can stamp its access time on a copy without a new box.
+    private var lastAccessed: Double
 
     /// Creates a stored entry value.
     public init(info: EntryInfo, body: Data) {
-        self.info = info
-        self.body = body
+        storage = Storage(info: info, body: body)
+        lastAccessed = info.lastAccessedAt.timeIntervalSinceReferenceDate
+    }
+
+    /// The index information, including the metadata bytes.
+    public var info: EntryInfo {
+        get {
+            var info = storage.info
+            info.lastAccessedAt = Date(timeIntervalSinceReferenceDate: lastAccessed)
+            return info
+        }
+        set {
+            storage = Storage(info: newValue, body: storage.body)
+            lastAccessed = newValue.lastAccessedAt.timeIntervalSinceReferenceDate
+        }
+    }
+
+    /// The body bytes; `info.bodySize` of them.
+    public var body: Data {
+        get { storage.body }
+        set { storage = Storage(info: storage.info, body: newValue) }
+    }
+
+    /// The entry's key (`info.key` without copying the rest of `info`).
+    public var key: StoreKey { storage.info.key }
+
+    /// The caller's metadata bytes (`info.metadata` without copying the rest of `info`).
+    public var metadata: Data { storage.info.metadata }
+
+    /// This entry with `info.lastAccessedAt` set to `date`, sharing the rest.
+    func accessed(at date: Date) -> StoredEntry {
+        var copy = self
+        copy.lastAccessed = date.timeIntervalSinceReferenceDate
+        return copy
     }
 }
