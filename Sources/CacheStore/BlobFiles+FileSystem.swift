@@ -183,7 +183,7 @@ extension BlobFiles {
     func readBlob(_ id: String, expectedSize: Int64) throws(CacheStoreError) -> (Data, FileIdentity) {
         let (fd, identity) = try openBlob(id, expectedSize: expectedSize)
         defer { _ = cs_close(fd) }
-        return (try Self.readAll(fd: fd, path: blobPath(id), count: Int(expectedSize)), identity)
+        return (try Self.readAll(fd: fd, directory: blobsPath, name: id, count: Int(expectedSize)), identity)
     }
 
     /// Opens `name` in the directory `fd` for reading (no symbolic link, regular files only).
@@ -216,11 +216,12 @@ extension BlobFiles {
         return try body(fd, blobPath(id), identity)
     }
 
-    /// Reads exactly `count` bytes from `fd`; `path` names it in errors and is only evaluated for one.
+    /// Reads exactly `count` bytes from `fd`; `directory` + `/` + `name` names it in errors (composed only for one:
+    /// the hit path passes both strings without copying anything).
     /// - Throws: `CacheStoreError` from `read`; `.io` when the file ends early.
     /// The bytes are read into an uninitialised buffer that becomes the `Data` (no zero-filling first: at 16 KB
     /// that costs about as much as the copy out of the page cache).
-    private static func readAll(fd: Int32, path: @autoclosure () -> String, count: Int) throws(CacheStoreError) -> Data {
+    private static func readAll(fd: Int32, directory: String, name: String, count: Int) throws(CacheStoreError) -> Data {
         guard count > 0 else { return Data() }
         let base = UnsafeMutableRawPointer.allocate(byteCount: count, alignment: 16)
         var offset = 0
@@ -233,8 +234,8 @@ extension BlobFiles {
         }
         guard failure == 0 else {
             base.deallocate()
-            if failure == -1 { throw CacheStoreError(.io, "read \(path()): the file ended early") }
-            throw CacheStoreError.posix(failure, "read \(path())")
+            if failure == -1 { throw CacheStoreError(.io, "read \(directory)/\(name): the file ended early") }
+            throw CacheStoreError.posix(failure, "read \(directory)/\(name)")
         }
         return Data(bytesNoCopy: base, count: count, deallocator: .custom { pointer, _ in pointer.deallocate() })
     }

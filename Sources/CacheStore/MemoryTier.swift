@@ -12,10 +12,10 @@ import Synchronization
 final class MemoryTier: Sendable {
     /// Mutable fields are only touched under the tier's mutex, so they opt out of dynamic exclusivity checks
     /// (measurable on the hit path).
-    final class Node {
-        let key: StoreKey
-        /// Never changed once the node is in the tier: ``update(_:_:)`` puts a new node in its place.
-        let entry: StoredEntry
+    /// The node is the entry's shared storage: a hit returns a copy that points at the node itself (one retain,
+    /// no other object to reach). Its own fields are only touched under the tier's mutex.
+    final class Node: StoredEntry.Storage, @unchecked Sendable {
+        var key: StoreKey { info.key }
         let cost: Int
         @exclusivity(unchecked) var dirty = false
         /// Set by a hit; eviction gives a referenced node a second chance instead of relinking on every hit.
@@ -26,11 +26,14 @@ final class MemoryTier: Sendable {
         @exclusivity(unchecked) unowned(unsafe) var next: Node?
 
         init(entry: StoredEntry) {
-            key = entry.key
-            self.entry = entry
             cost = entry.body.count + entry.metadata.count
             lastAccess = entry.info.lastAccessedAt
+            super.init(info: entry.info, body: entry.body)
         }
+
+        /// The entry as inserted (its `lastAccessedAt` that of the insert; never changed: ``update(_:_:)`` puts a new
+        /// node in its place).
+        var entry: StoredEntry { StoredEntry(sharing: self) }
     }
 
     /// A dictionary key hashing only the primary key (most entries have the empty variant; equality compares both).
@@ -141,7 +144,7 @@ final class MemoryTier: Sendable {
 
     /// The index information for `key` without counting or touching.
     func peekInfo(_ key: StoreKey, generation: UInt64) -> EntryInfo? {
-        state.withLock { $0.seenGeneration == generation ? $0.nodes[Key(key)]?.entry.info : nil }
+        state.withLock { $0.seenGeneration == generation ? $0.nodes[Key(key)]?.info : nil }
     }
 
     /// Records a generation bump made by this process (`old` → `new`); empties the tier when `old` is not the

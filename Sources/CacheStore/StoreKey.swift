@@ -37,35 +37,120 @@ public enum StorageClass: String, Sendable, Codable, CaseIterable {
 }
 
 /// What the index knows about one stored entry (no body bytes).
+///
+/// A value type (copy-on-write): the fields but `lastAccessedAt` live in one shared box, so a copy (the disk and
+/// memory hit paths copy rows several times) costs one reference count and has a fixed layout, instead of one
+/// count per string and buffer through type metadata. Changing a field of a shared copy gives it its own box.
 public struct EntryInfo: Sendable, Hashable {
+    /// The shared fields; mutated in place only while uniquely referenced (``fieldsForWriting()``), so shared
+    /// copies on other threads never see a change.
+    final class Fields: @unchecked Sendable {
+        var key: StoreKey
+        var metadata: Data
+        var bodySize: Int64
+        var checksum: UInt32
+        var storageClass: StorageClass
+        var isPinned: Bool
+        var createdAt: Date
+
+        init(key: StoreKey, metadata: Data, bodySize: Int64, checksum: UInt32, storageClass: StorageClass,
+             isPinned: Bool, createdAt: Date) {
+            self.key = key
+            self.metadata = metadata
+            self.bodySize = bodySize
+            self.checksum = checksum
+            self.storageClass = storageClass
+            self.isPinned = isPinned
+            self.createdAt = createdAt
+        }
+
+        func copy() -> Fields {
+            Fields(key: key, metadata: metadata, bodySize: bodySize, checksum: checksum, storageClass: storageClass,
+                   isPinned: isPinned, createdAt: createdAt)
+        }
+
+        func isEqual(to other: Fields) -> Bool {
+            self === other || (key == other.key && metadata == other.metadata && bodySize == other.bodySize
+                && checksum == other.checksum && storageClass == other.storageClass && isPinned == other.isPinned
+                && createdAt == other.createdAt)
+        }
+    }
+
+    private var fields: Fields
+    /// `lastAccessedAt` as `Date.timeIntervalSinceReferenceDate` (exact round trip), outside the box: hits set it
+    /// on copies, which then need no box of their own.
+    private var accessed: Double
+
+    /// The box, made unique first (copied when another value shares it).
+    private mutating func fieldsForWriting() -> Fields {
+        if !isKnownUniquelyReferenced(&fields) { fields = fields.copy() }
+        return fields
+    }
+
     /// The entry's key.
-    public var key: StoreKey
+    public var key: StoreKey {
+        get { fields.key }
+        set { fieldsForWriting().key = newValue }
+    }
     /// The caller's metadata bytes (the HTTP layer stores the response head here), returned unchanged.
-    public var metadata: Data
+    public var metadata: Data {
+        get { fields.metadata }
+        set { fieldsForWriting().metadata = newValue }
+    }
     /// Size of the body in bytes.
-    public var bodySize: Int64
+    public var bodySize: Int64 {
+        get { fields.bodySize }
+        set { fieldsForWriting().bodySize = newValue }
+    }
     /// zlib crc32 of the body, checked when the body is read.
-    public var checksum: UInt32
+    public var checksum: UInt32 {
+        get { fields.checksum }
+        set { fieldsForWriting().checksum = newValue }
+    }
     /// Permanent or session-only.
-    public var storageClass: StorageClass
+    public var storageClass: StorageClass {
+        get { fields.storageClass }
+        set { fieldsForWriting().storageClass = newValue }
+    }
     /// Pinned entries are never evicted by limits or age.
-    public var isPinned: Bool
+    public var isPinned: Bool {
+        get { fields.isPinned }
+        set { fieldsForWriting().isPinned = newValue }
+    }
     /// When the entry (its current body) was stored.
-    public var createdAt: Date
+    public var createdAt: Date {
+        get { fields.createdAt }
+        set { fieldsForWriting().createdAt = newValue }
+    }
     /// The last time the entry was read or written; LRU eviction and `maxAge` use it.
-    public var lastAccessedAt: Date
+    public var lastAccessedAt: Date {
+        get { Date(timeIntervalSinceReferenceDate: accessed) }
+        set { accessed = newValue.timeIntervalSinceReferenceDate }
+    }
 
     /// Creates an entry description (normally only the store does this).
     public init(key: StoreKey, metadata: Data, bodySize: Int64, checksum: UInt32, storageClass: StorageClass,
                 isPinned: Bool, createdAt: Date, lastAccessedAt: Date) {
-        self.key = key
-        self.metadata = metadata
-        self.bodySize = bodySize
-        self.checksum = checksum
-        self.storageClass = storageClass
-        self.isPinned = isPinned
-        self.createdAt = createdAt
-        self.lastAccessedAt = lastAccessedAt
+        fields = Fields(key: key, metadata: metadata, bodySize: bodySize, checksum: checksum,
+                        storageClass: storageClass, isPinned: isPinned, createdAt: createdAt)
+        accessed = lastAccessedAt.timeIntervalSinceReferenceDate
+    }
+
+    /// Equal when every field is equal (`lastAccessedAt` included).
+    public static func == (a: EntryInfo, b: EntryInfo) -> Bool {
+        a.lastAccessedAt == b.lastAccessedAt && a.fields.isEqual(to: b.fields)
+    }
+
+    /// Hashes every field.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(fields.key)
+        hasher.combine(fields.metadata)
+        hasher.combine(fields.bodySize)
+        hasher.combine(fields.checksum)
+        hasher.combine(fields.storageClass)
+        hasher.combine(fields.isPinned)
+        hasher.combine(fields.createdAt)
+        hasher.combine(lastAccessedAt)
     }
 }
 
@@ -76,8 +161,10 @@ public struct EntryInfo: Sendable, Hashable {
 /// (a reference and a `Double`), so copies and destruction are inline rather than through type metadata. Setting
 /// `info` or `body` puts a new box in place; other copies are unchanged.
 public struct StoredEntry: Sendable {
-    /// The shared, immutable fields; `info.lastAccessedAt` is superseded by `lastAccessed`.
-    final class Storage: Sendable {
+    /// The shared fields; `info.lastAccessedAt` is superseded by `lastAccessed`. Immutable (`let`s only), so
+    /// sharing it across threads is safe; it is not final because the memory tier's node is one (a hit's copy then
+    /// shares the node itself: no second object to reach), and the node's own mutable state is guarded by the tier.
+    class Storage: @unchecked Sendable {
         let info: EntryInfo
         let body: Data
         init(info: EntryInfo, body: Data) {
@@ -95,6 +182,12 @@ public struct StoredEntry: Sendable {
     public init(info: EntryInfo, body: Data) {
         storage = Storage(info: info, body: body)
         lastAccessed = info.lastAccessedAt.timeIntervalSinceReferenceDate
+    }
+
+    /// An entry whose fields are `storage`'s, `info.lastAccessedAt` included.
+    init(sharing storage: Storage) {
+        self.storage = storage
+        lastAccessed = storage.info.lastAccessedAt.timeIntervalSinceReferenceDate
     }
 
     /// The index information, including the metadata bytes.
