@@ -3,8 +3,9 @@ import Synchronization
 
 /// The memory tier: a cost-bounded LRU (bytes and entry count) of whole entries, in front of the disk tier.
 ///
-/// A `Mutex`-protected dictionary plus an intrusive doubly linked list in insertion/recency order (newest at
-/// `head`). Recency is tracked the CLOCK (second-chance) way: a hit only sets the node's `referenced` bit, and
+/// A `Mutex`-protected dictionary from primary key to node (the variants of one primary key chained through
+/// `sibling`: most primary keys have one, and a `String`-keyed lookup costs what a plain dictionary's does) plus an
+/// intrusive doubly linked list in insertion/recency order (newest at `head`). Recency is tracked the CLOCK (second-chance) way: a hit only sets the node's `referenced` bit, and
 /// eviction moves a referenced tail node back to the head instead of evicting it — LRU order without relinking
 /// on the hit path. A hit also marks the node dirty so the store writes its access time to the index later
 /// (batched, never on the hit path). `epoch` changes on every invalidation, so a reader that fetched from disk before a
@@ -15,8 +16,10 @@ final class MemoryTier: Sendable {
     /// The node is the entry's shared storage: a hit returns a copy that points at the node itself (one retain,
     /// no other object to reach). Its own fields are only touched under the tier's mutex.
     final class Node: StoredEntry.Storage, @unchecked Sendable {
-        var key: StoreKey { info.key }
+        let key: StoreKey
         let cost: Int
+        /// The next variant of the same primary key (the dictionary holds the first).
+        @exclusivity(unchecked) var sibling: Node?
         @exclusivity(unchecked) var dirty = false
         /// Set by a hit; eviction gives a referenced node a second chance instead of relinking on every hit.
         @exclusivity(unchecked) var referenced = false
@@ -26,6 +29,7 @@ final class MemoryTier: Sendable {
         @exclusivity(unchecked) unowned(unsafe) var next: Node?
 
         init(entry: StoredEntry) {
+            key = entry.key
             cost = entry.body.count + entry.metadata.count
             lastAccess = entry.info.lastAccessedAt
             super.init(info: entry.info, body: entry.body)
@@ -36,16 +40,11 @@ final class MemoryTier: Sendable {
         var entry: StoredEntry { StoredEntry(sharing: self) }
     }
 
-    /// A dictionary key hashing only the primary key (most entries have the empty variant; equality compares both).
-    struct Key: Hashable {
-        let key: StoreKey
-        init(_ key: StoreKey) { self.key = key }
-        func hash(into hasher: inout Hasher) { hasher.combine(key.primary) }
-        static func == (a: Key, b: Key) -> Bool { a.key.primary == b.key.primary && a.key.variant == b.key.variant }
-    }
-
     struct State {
-        var nodes: [Key: Node] = [:]
+        /// The first node of each primary key; the others follow through `sibling`.
+        var nodes: [String: Node] = [:]
+        /// How many nodes (all variants).
+        var count = 0
         var head: Node?
         var tail: Node?
         var bytes = 0
@@ -55,8 +54,61 @@ final class MemoryTier: Sendable {
         var epoch: UInt64 = 0
         var seenGeneration: UInt64 = 0
 
-        mutating func removeAll() {
+        /// The node of `key`, if present.
+        @inline(__always)
+        func node(for key: StoreKey) -> Node? {
+            var candidate = nodes[key.primary]
+            while let node = candidate {
+                if node.key.variant == key.variant { return node }
+                candidate = node.sibling
+            }
+            return nil
+        }
+
+        /// Adds `node`, whose key must be absent.
+        mutating func add(_ node: Node) {
+            node.sibling = nodes.updateValue(node, forKey: node.key.primary)
+            count += 1
+        }
+
+        /// Takes the node of `key` out of the dictionary (not out of the recency list).
+        mutating func take(_ key: StoreKey) -> Node? {
+            guard let first = nodes[key.primary] else { return nil }
+            if first.key.variant == key.variant {
+                if let next = first.sibling { nodes[key.primary] = next } else { nodes.removeValue(forKey: key.primary) }
+                first.sibling = nil
+                count -= 1
+                return first
+            }
+            var previous = first
+            while let node = previous.sibling {
+                if node.key.variant == key.variant {
+                    previous.sibling = node.sibling
+                    node.sibling = nil
+                    count -= 1
+                    return node
+                }
+                previous = node
+            }
+            return nil
+        }
+
+        /// Empties the dictionary, cutting the variant chains first (so no release recurses down a long chain).
+        mutating func removeAllNodes() {
+            for first in nodes.values {
+                var next = first.sibling
+                first.sibling = nil
+                while let node = next {
+                    next = node.sibling
+                    node.sibling = nil
+                }
+            }
             nodes.removeAll()
+            count = 0
+        }
+
+        mutating func removeAll() {
+            removeAllNodes()
             head = nil
             tail = nil
             bytes = 0
@@ -79,7 +131,7 @@ final class MemoryTier: Sendable {
         }
 
         mutating func remove(_ key: StoreKey) {
-            guard let node = nodes.removeValue(forKey: Key(key)) else { return }
+            guard let node = take(key) else { return }
             unlink(node)
             bytes -= node.cost
         }
@@ -101,7 +153,7 @@ final class MemoryTier: Sendable {
 
     deinit {
         state.withLock { state in
-            state.nodes.removeAll()
+            state.removeAllNodes()
             state.head = nil
             state.tail = nil
         }
@@ -117,7 +169,7 @@ final class MemoryTier: Sendable {
                 state.removeAll()
                 state.seenGeneration = generation
             }
-            guard let node = state.nodes[Key(key)] else {
+            guard let node = state.node(for: key) else {
                 state.misses += 1
                 return nil
             }
@@ -139,12 +191,12 @@ final class MemoryTier: Sendable {
     /// The entry for `key` without counting, touching or reordering; nil when absent or another process wrote
     /// since the tier last looked.
     func peek(_ key: StoreKey, generation: UInt64) -> StoredEntry? {
-        state.withLock { $0.seenGeneration == generation ? $0.nodes[Key(key)]?.entry : nil }
+        state.withLock { $0.seenGeneration == generation ? $0.node(for: key)?.entry : nil }
     }
 
     /// The index information for `key` without counting or touching.
     func peekInfo(_ key: StoreKey, generation: UInt64) -> EntryInfo? {
-        state.withLock { $0.seenGeneration == generation ? $0.nodes[Key(key)]?.info : nil }
+        state.withLock { $0.seenGeneration == generation ? $0.node(for: key)?.info : nil }
     }
 
     /// Records a generation bump made by this process (`old` → `new`); empties the tier when `old` is not the
@@ -166,16 +218,16 @@ final class MemoryTier: Sendable {
         state.withLock { state in
             let node = Node(entry: entry)
             if let expected = ifEpoch {
-                if state.epoch != expected || state.nodes[Key(node.key)] != nil { return }
+                if state.epoch != expected || state.node(for: node.key) != nil { return }
             } else {
                 state.epoch &+= 1
             }
             state.remove(node.key)
             guard node.cost <= maxEntryBytes, node.cost <= maxBytes else { return }
-            state.nodes[Key(node.key)] = node
+            state.add(node)
             state.pushFront(node)
             state.bytes += node.cost
-            while state.bytes > maxBytes || state.nodes.count > maxEntries, let last = state.tail {
+            while state.bytes > maxBytes || state.count > maxEntries, let last = state.tail {
                 if last.referenced {  // second chance: used since it was last moved to the front
                     last.referenced = false
                     state.unlink(last)
@@ -192,7 +244,7 @@ final class MemoryTier: Sendable {
     func update(_ key: StoreKey, _ change: (inout EntryInfo) -> Void) {
         state.withLock { state in
             state.epoch &+= 1
-            guard let old = state.nodes[Key(key)] else { return }
+            guard let old = state.take(key) else { return }
             var entry = old.entry
             change(&entry.info)
             let node = Node(entry: entry)
@@ -206,7 +258,7 @@ final class MemoryTier: Sendable {
             old.previous = nil
             old.next = nil
             state.bytes += node.cost - old.cost
-            state.nodes[Key(key)] = node
+            state.add(node)
         }
     }
 
@@ -218,7 +270,13 @@ final class MemoryTier: Sendable {
                 state.removeAll()
                 return
             }
-            for key in state.nodes.keys where predicate(key.key) { state.remove(key.key) }
+            var matching: [StoreKey] = []
+            var cursor = state.head
+            while let node = cursor {
+                if predicate(node.key) { matching.append(node.key) }
+                cursor = node.next
+            }
+            for key in matching { state.remove(key) }
         }
     }
 
@@ -252,7 +310,7 @@ final class MemoryTier: Sendable {
             var result: [(StoreKey, Double)] = []
             result.reserveCapacity(dirty.count)
             for (key, time) in dirty {
-                if let node = state.nodes[Key(key)] {
+                if let node = state.node(for: key) {
                     node.dirty = false
                     result.append((key, node.lastAccess.timeIntervalSince1970))
                 } else {
@@ -265,6 +323,6 @@ final class MemoryTier: Sendable {
 
     /// `(bytes, entries, hits, misses)`.
     func counters() -> (bytes: Int, entries: Int, hits: Int, misses: Int) {
-        state.withLock { ($0.bytes, $0.nodes.count, $0.hits, $0.misses) }
+        state.withLock { ($0.bytes, $0.count, $0.hits, $0.misses) }
     }
 }
