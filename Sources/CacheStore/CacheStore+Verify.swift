@@ -257,104 +257,12 @@ extension CacheStore {
     }
 }
 
-/// The crc32 check of a stored body that is served while it runs, on a thread of its own
-/// (``CacheStore/openBodyCheckedWhileServed(for:matching:)``): its verdict is known once the whole file was
-/// read (for 500 MB in the page cache, about 0.1 s of one core), and a caller that served the bytes meanwhile must
-/// not call them good before ``verdict()`` said `.matches`.
-public final class BodyCheck: Sendable {
-    /// What the check found.
-    public enum Verdict: Sendable, Equatable {
-        /// The file's size and crc32 are the entry's: the bytes read from it are the stored response.
-        case matches
-        /// They are not (or the file could not be read to the end): the entry is removed and its file deleted
-        /// (as a damaged entry found before serving is), so the next lookup is a miss; the detail says why.
-        case damaged(String)
-    }
-
-    private struct State {
-        var verdict: Verdict?
-        var waiters: [CheckedContinuation<Verdict, Never>] = []
-    }
-    private let state = Mutex(State())
-    /// The file being checked and its identity when it was opened.
-    private let body: OpenedBody
-    private let identity: BlobFiles.FileIdentity
-    /// Removes the entry (called once, on the first `.damaged`).
-    private let onDamage: @Sendable (String) -> Void
-
-    init(body: OpenedBody, identity: BlobFiles.FileIdentity, onDamage: @escaping @Sendable (String) -> Void) {
-        self.body = body
-        self.identity = identity
-        self.onDamage = onDamage
-    }
-
-    /// `.damaged` when the check has ended with a mismatch, else nil (running, or matched so far).
-    public var damage: String? {
-        if case .damaged(let why)? = state.withLock({ $0.verdict }) { return why }
-        return nil
-    }
-
-    /// Waits until the crc32 check has ended and returns the verdict on the bytes read from the file until now:
-    /// `.matches` only when the crc32 matched and the file still has the identity (inode, size, mtime, ctime) it
-    /// had when it was opened, so a write into the file while it was being served is not taken for the stored
-    /// bytes. Call it after the last byte was read.
-    public func verdict() async -> Verdict {
-        let checked = await withCheckedContinuation { (continuation: CheckedContinuation<Verdict, Never>) in
-            let known = state.withLock { state -> Verdict? in
-                if let verdict = state.verdict { return verdict }
-                state.waiters.append(continuation)
-                return nil
-            }
-            if let known { continuation.resume(returning: known) }
-        }
-        guard checked == .matches else { return checked }
-        var info = cs_file_info()
-        let unchanged = body.withDescriptor { (fd: Int32) -> Bool in cs_stat_fd(fd, &info) == 0 }
-            && BlobFiles.FileIdentity(info) == identity
-        if unchanged { return .matches }
-        let why = "the file changed while it was being served"
-        state.withLock { $0.verdict = .damaged(why) }
-        onDamage(why)
-        return .damaged(why)
-    }
-
-    /// Records the crc32 verdict, removes the entry on `.damaged`, and wakes the waiters.
-    func settle(_ verdict: Verdict) {
-        if case .damaged(let why) = verdict { onDamage(why) }
-        let waiters = state.withLock { state -> [CheckedContinuation<Verdict, Never>] in
-            state.verdict = verdict
-            defer { state.waiters = [] }
-            return state.waiters
-        }
-        for waiter in waiters { waiter.resume(returning: verdict) }
-    }
-
-    /// Computes the crc32 of the whole file (on the calling thread) and settles the verdict.
-    func run(size: Int64, checksum: UInt32, path: String) {
-        let verdict: Verdict
-        do {
-            let (count, crc) = try body.withDescriptor { (fd: Int32) throws(CacheStoreError) in
-                try BlobFiles.checksum(fd: fd, from: 0, count: size, seed: 0, path: path)
-            }
-            if count != size {
-                verdict = .damaged("size mismatch: stored \(size), read \(count)")
-            } else if crc != checksum {
-                verdict = .damaged("checksum mismatch: stored \(checksum), computed \(crc)")
-            } else {
-                verdict = .matches
-            }
-        } catch {
-            verdict = .damaged(error.description)
-        }
-        settle(verdict)
-    }
-}
-
 extension CacheStore {
     /// The blob file holding `key`'s body, opened and size-checked like ``openVerifiedBody(for:matching:recordsUse:)``
     /// but served before its crc32 is known: when this process has not verified this version of the file yet,
-    /// the crc32 is computed on a thread of its own (`pread` in 1 MiB chunks) while the caller copies the bytes,
-    /// and the returned ``BodyCheck`` gives the verdict; nil check: verified already (the verdict is `.matches`).
+    /// the crc32 is computed on a thread of its own (`pread` in 1 MiB chunks, from the front) while the caller
+    /// copies the bytes, and the returned ``BodyCheck`` gives the verdict (its ``BodyCheck/verdict()`` reads what
+    /// is left from the back meanwhile); nil check: verified already (the verdict is `.matches`).
     ///
     /// On a mismatch the entry is removed (only if it still names this blob: a replacement stored meanwhile is
     /// kept) and its file deleted, exactly as a damaged entry found before serving is; the open descriptor still
@@ -382,16 +290,13 @@ extension CacheStore {
         }
         diskHits.add(1, ordering: .relaxed)
         if verifiedBlobs.withLock({ $0[blob] == identity }) { return (opened, nil) }
-        let check = BodyCheck(body: opened, identity: identity) { [self] why in
+        let check = BodyCheck(body: opened, identity: identity, size: row.info.bodySize, checksum: row.info.checksum,
+                              path: files.blobPath(blob),
+                              onMatch: { [self] in rememberVerified(blob, identity: identity) }) { [self] why in
             log("openBodyCheckedWhileServed(\(key)): dropping damaged entry: \(why)")
             drop(key, blobID: blob)
         }
-        let path = files.blobPath(blob)
-        let (size, checksum) = (row.info.bodySize, row.info.checksum)
-        Thread.detachNewThread { [self] in
-            check.run(size: size, checksum: checksum, path: path)
-            if check.damage == nil { rememberVerified(blob, identity: identity) }
-        }
+        Thread.detachNewThread { check.run() }
         return (opened, check)
     }
 }

@@ -509,6 +509,11 @@ uint32_t cs_crc32(uint32_t crc, const void *buffer, size_t count) {
     return choose_crc32()(crc, buffer, count);
 }
 
+uint32_t cs_crc32_combine(uint32_t crc1, uint32_t crc2, int64_t count2) {
+    if (count2 <= 0) return crc1;
+    return (uint32_t)crc32_combine((uLong)crc1, (uLong)crc2, (z_off_t)count2);
+}
+
 int cs_crc32_is_accelerated(void) { return choose_crc32() != zlib_crc32; }
 
 int cs_seek(int fd, int64_t offset) { return lseek(fd, (off_t)offset, SEEK_SET) < 0 ? -1 : 0; }

@@ -158,6 +158,9 @@ int64_t cs_copy_range(int in_fd, int64_t offset, int out_fd, int64_t count);
 /// continue). Linux: libdeflate's `libdeflate_crc32` (PCLMULQDQ folding, ≈6x zlib's speed here) when the system
 /// has `libdeflate.so.0`, loaded on the first call; else, and on Apple platforms, zlib's `crc32_z`.
 uint32_t cs_crc32(uint32_t crc, const void *buffer, size_t count);
+/// The crc32 of the concatenation A·B from `crc1` (the crc32 of A), `crc2` (of B) and B's length `count2` in
+/// bytes (zlib's `crc32_combine`, O(log count2)), so parts of one file can be checked separately and joined.
+uint32_t cs_crc32_combine(uint32_t crc1, uint32_t crc2, int64_t count2);
 /// 1 when ``cs_crc32`` uses libdeflate, 0 when it uses zlib.
 int cs_crc32_is_accelerated(void);
 /// Moves the file offset to `offset` bytes from the start.
