@@ -194,6 +194,43 @@ extension BlobFiles {
         return file
     }
 
+    /// Opens the partial body `tmp/<name>` for reading and writing (no link followed) and returns its descriptor
+    /// with the `fstat` of that descriptor, or why it must not be written: the store cuts and appends to a partial,
+    /// so the file must be a regular file of this user with no other name. A hard link planted at the name is not
+    /// seen by `O_NOFOLLOW`; writing through it would cut and extend another file of the user, outside the cache.
+    /// A refused file is closed and left as it is; the caller removes the name (which leaves any other name of
+    /// the file untouched).
+    /// - Returns: `.failure` with `.unsafeFile` (not a store name, a symbolic link, other names, another owner,
+    ///   not regular), `.notFound`, `.permissionDenied` or `.io` from the open or `fstat`.
+    func openPartialForWriting(_ name: String) -> Result<(fd: Int32, info: cs_file_info), CacheStoreError> {
+        let path = tmpPath + "/" + name
+        guard Self.isBlobName(name) else {
+            return .failure(CacheStoreError(.unsafeFile, "partial \(path) is not a name of the store's tmp/"))
+        }
+        let fd = cs_open_file_at(handles.tmp, name, CS_OPEN_READ_WRITE, CS_OPEN_EXISTING, 0)
+        guard fd >= 0 else { return .failure(CacheStoreError.posix(cs_errno(), "open \(path)")) }
+        var info = cs_file_info()
+        let refusal: String?
+        if cs_stat_fd(fd, &info) != 0 {
+            let error = CacheStoreError.posix(cs_errno(), "fstat \(path)")
+            _ = cs_close(fd)
+            return .failure(error)
+        } else if !info.isRegular {
+            refusal = "is not a regular file"
+        } else if info.links != 1 {
+            refusal = "is a hard link to another file (\(info.links) names)"
+        } else if info.owner != cs_user_id() {
+            refusal = "is owned by uid \(info.owner), not by this user (uid \(cs_user_id()))"
+        } else {
+            refusal = nil
+        }
+        if let refusal {
+            _ = cs_close(fd)
+            return .failure(CacheStoreError(.unsafeFile, "partial \(path) \(refusal); never written"))
+        }
+        return .success((fd, info))
+    }
+
     /// Opens blob `id` for reading and checks its size is `expectedSize`; the caller closes the descriptor.
     /// - Throws: `CacheStoreError`: `.notFound` when absent, `.io` when the size differs, `.unsafeFile`.
     func openBlob(_ id: String, expectedSize: Int64) throws(CacheStoreError) -> (fd: Int32, identity: FileIdentity) {

@@ -343,8 +343,9 @@ extension CacheStore {
     }
 
     /// Keeps the partial entries (see `CacheStore+Partials.swift`) whose file in `tmp/` (named as the store names
-    /// its files) is a regular file at least as long as its verified prefix, cut to that prefix (bytes after the
-    /// last checkpoint were never checksummed); deletes the other partial rows and releases every owner (no store has the namespace open).
+    /// its files) is a regular file of this user with no other name, at least as long as its verified prefix, cut
+    /// to that prefix (bytes after the last checkpoint were never checksummed); deletes the other partial rows and
+    /// releases every owner (no store has the namespace open).
     /// The prefix's checksum is checked when the partial is resumed. Returns the file names kept.
     private static func recoverPartials(_ index: StoreIndex, _ files: BlobFiles,
                                         log: (String) -> Void) throws(CacheStoreError) -> Set<String> {
@@ -353,13 +354,18 @@ extension CacheStore {
         guard try index.hasPartialRows() else { return kept }
         try index.db.transaction { () throws(CacheStoreError) in
             for row in try index.allPartials() {
-                // Only a name the store made is a file of `tmp/` (an edited row's `../x` is never opened or cut).
-                let fd = BlobFiles.isBlobName(row.file)
-                    ? cs_open_file_at(files.handles.tmp, row.file, CS_OPEN_READ_WRITE, CS_OPEN_EXISTING, 0) : -1
-                var info = cs_file_info()
-                let usable = fd >= 0 && cs_stat_fd(fd, &info) == 0 && info.size >= row.verified && row.verified > 0
-                    && (info.size == row.verified || cs_truncate(fd, row.verified) == 0)
-                if fd >= 0 { _ = cs_close(fd) }
+                // Only a name the store made, naming a regular file of this user with no other name, is cut: an
+                // edited row's `../x` is never opened, and a hard link planted in `tmp/` is never written (its
+                // name there is removed with the rest of `tmp/`, the other file is left as it is).
+                var usable = false
+                switch files.openPartialForWriting(row.file) {
+                case .success(let (fd, info)):
+                    usable = info.size >= row.verified && row.verified > 0
+                        && (info.size == row.verified || cs_truncate(fd, row.verified) == 0)
+                    _ = cs_close(fd)
+                case .failure(let error):
+                    if error.code == .unsafeFile { log("recovery: \(error.detail)") }
+                }
                 if usable {
                     kept.insert(row.file)
                 } else {

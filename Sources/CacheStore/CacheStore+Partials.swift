@@ -145,15 +145,20 @@ extension CacheStore {
             return nil
         }
         let path = files.tmpPath + "/" + row.file
-        let fd = cs_open_file_at(files.handles.tmp, row.file, CS_OPEN_READ_WRITE, CS_OPEN_EXISTING, 0)
-        guard fd >= 0 else {
-            log("partial \(path) cannot be opened (\(BlobFiles.message(cs_errno()))): removed")
+        // Checked on the open descriptor before any cut or write: a hard link planted at the name is dropped
+        // (only the name in tmp/ is removed, the other file is left as it is).
+        let fd: Int32
+        let info: cs_file_info
+        switch files.openPartialForWriting(row.file) {
+        case .success(let opened): (fd, info) = opened
+        case .failure(let error):
+            log("\(error.detail): removed")
             try dropPartial(file: row.file)
+            if error.code != .notFound { files.removeTemporary(row.file) }
             return nil
         }
         do throws(CacheStoreError) {
-            var info = cs_file_info()
-            guard cs_stat_fd(fd, &info) == 0, info.size >= row.verified else {
+            guard info.size >= row.verified else {
                 throw CacheStoreError(.io, "partial \(path) is shorter than its \(row.verified) verified bytes")
             }
             if info.size > row.verified, cs_truncate(fd, row.verified) != 0 {
