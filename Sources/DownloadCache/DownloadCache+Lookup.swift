@@ -29,19 +29,28 @@ final class MetadataDecodeCache: Sendable {
 }
 
 extension DownloadCache {
-    /// The stored responses for `request`'s primary key that match it (RFC 9111 §4.1), newest first.
+    /// The stored responses for `request`'s primary key that match it (RFC 9111 §4.1), newest first, as this
+    /// cache's mode may serve them (``RFC9111/storedResponseForServing(_:mode:targetedFields:)``): in a shared
+    /// cache, one a private cache stored in the same namespace that is `private` or sets a cookie without
+    /// `public`/`s-maxage` is left out (left stored), any other is without its cookies.
     func candidates(for request: CacheRequest) -> [StoredCandidate] {
         let primary = RFC9111.primaryKey(method: "GET", url: request.url)
         var found: [StoredCandidate] = []
         for info in store.variants(forPrimaryKey: primary) {
-            guard let metadata = metadataCache.decode(info.metadata) else {
+            guard var metadata = metadataCache.decode(info.metadata) else {
                 configuration.log("dropping entry with unreadable metadata: \(info.key)")
                 try? store.remove(info.key)
                 continue
             }
-            if RFC9111.matches(stored: metadata.stored, request: request, secret: keySecret) {
-                found.append(StoredCandidate(info: info, metadata: metadata))
+            guard RFC9111.matches(stored: metadata.stored, request: request, secret: keySecret) else { continue }
+            if configuration.mode == .shared {
+                guard let servable = RFC9111.storedResponseForServing(metadata.stored, mode: .shared,
+                                                                      targetedFields: configuration.effectiveTargetedFields) else {
+                    continue
+                }
+                metadata.stored = servable
             }
+            found.append(StoredCandidate(info: info, metadata: metadata))
         }
         // §4.1: when several match, use the most recent response (by Date, here by response time).
         return found.sorted { $0.metadata.stored.responseTime > $1.metadata.stored.responseTime }

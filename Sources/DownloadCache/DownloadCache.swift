@@ -320,6 +320,12 @@ public final class DownloadCache: Sendable {
         if collapsed {
             response.cacheStatus.collapsed = true
             response.headers = RFC9111.headersForAnotherClient(response.headers, mode: evaluation.mode)
+            // The interim responses (1xx, e.g. 103 Early Hints) of that exchange were sent to that caller too.
+            if evaluation.mode == .shared {
+                response.interimResponses = response.interimResponses.map { interim in
+                    InterimResponse(status: interim.status, headers: RFC9111.withoutPerClientFields(interim.headers))
+                }
+            }
         }
         return response
     }

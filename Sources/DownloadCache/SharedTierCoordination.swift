@@ -198,17 +198,23 @@ extension DownloadCache {
     /// Every value is hostile until proven otherwise: its metadata must decode, name GET and this primary key,
     /// carry no caller override (expiry, sliding), match its variant and the request (RFC 9111 §4.1), be storable
     /// by this cache in its mode (§3, §3.5: nothing private reaches a shared-mode client), agree with its
-    /// Content-Length and not come from the future.
+    /// Content-Length and not come from the future. In a shared cache the entry returned has no cookie
+    /// (``RFC9111/storedResponseForServing(_:mode:targetedFields:)``): that is what is served and stored locally.
     func newestShared(_ entries: [SharedEntry], request: CacheRequest,
                       primary: String) -> (entry: SharedEntry, metadata: StoredEntryMetadata)? {
         let now = configuration.now()
         var best: (entry: SharedEntry, metadata: StoredEntryMetadata)?
         for entry in entries {
-            guard let metadata = StoredEntryMetadata.decode(entry.metadata), acceptable(metadata, entry: entry,
+            guard var metadata = StoredEntryMetadata.decode(entry.metadata), acceptable(metadata, entry: entry,
                                                                                          request: request, primary: primary,
-                                                                                         now: now) else {
+                                                                                         now: now),
+                  let servable = RFC9111.storedResponseForServing(metadata.stored, mode: configuration.mode,
+                                                                  targetedFields: configuration.effectiveTargetedFields) else {
                 continue
             }
+            // Another member (any writer of the tier) may have stored a cookie with it: in a shared cache it is
+            // neither served nor stored locally (RFC 9111 §3.1, §7.3).
+            metadata.stored = servable
             if best.map({ metadata.stored.responseTime > $0.metadata.stored.responseTime }) ?? true {
                 best = (entry, metadata)
             }
@@ -256,8 +262,16 @@ extension DownloadCache {
         }
         let lifetime = sharedLifetime(stored, tier: tier)
         guard lifetime > 0, let entry = store.peekEntry(for: candidate.key) else { return }
+        // Other members serve the entry to their clients: in a shared cache it goes without the cookies a
+        // response stored in this namespace by a private cache may hold (the candidate is already without them).
+        var metadata = candidate.info.metadata
+        if configuration.mode == .shared, let raw = metadataCache.decode(metadata),
+           RFC9111.setsCookie(raw.stored.response.headers) {
+            guard let stripped = try? candidate.metadata.encoded() else { return }
+            metadata = stripped
+        }
         await tier.store(primary: candidate.key.primary,
-                         entry: SharedEntry(variant: candidate.key.variant, metadata: candidate.info.metadata, body: entry.body),
+                         entry: SharedEntry(variant: candidate.key.variant, metadata: metadata, body: entry.body),
                          lifetime: lifetime)
     }
 

@@ -140,14 +140,41 @@ extension RFC9111 {
 
     /// Whether `headers` carry a ``perClientResponseFields`` field (a response that sets a cookie).
     public static func setsCookie(_ headers: HTTPHeaders) -> Bool {
-        headers.fields.contains { perClientResponseFields.contains($0.name.lowercased()) }
+        headers.fields.contains(where: isPerClientField)
+    }
+
+    /// Whether `field` is one of ``perClientResponseFields`` (ASCII case-insensitive; names of any other
+    /// length are rejected before they are lower-cased).
+    static func isPerClientField(_ field: HTTPHeaders.Field) -> Bool {
+        let length = field.name.utf8.count
+        return (length == 10 || length == 11) && perClientResponseFields.contains(field.name.lowercased())
+    }
+
+    /// The stored response as a shared cache may serve it to any of its clients, or `nil` when it may serve it
+    /// to none (RFC 9111 §3.1, §5.2.2.7, §7.3). A namespace may hold responses a private cache stored (or a
+    /// build that stored cookies): one that is `private`, or sets a cookie without `public` or `s-maxage`
+    /// (``isSharedDespiteCookie(_:)``), would not have been stored by a shared cache, so it is never served by
+    /// one (the caller treats it as a miss and leaves it stored); any other is served without the
+    /// ``perClientResponseFields``. A private cache serves `stored` unchanged. The directives are read as
+    /// ``storability(request:response:mode:ignoreServerCacheControl:targetedFields:)`` reads them: from the first
+    /// valid field of `targetedFields` (RFC 9213) when there is one, else from `Cache-Control`.
+    public static func storedResponseForServing(_ stored: StoredResponse, mode: CacheMode,
+                                                targetedFields: [String] = []) -> StoredResponse? {
+        guard mode == .shared else { return stored }
+        let cookie = setsCookie(stored.response.headers)
+        let cc = responseDirectives(stored.response.headers, targets: targetedFields).cacheControl
+        if cc.isPrivate || (cookie && !isSharedDespiteCookie(cc)) { return nil }
+        guard cookie else { return stored }
+        var served = stored
+        served.response.headers = withoutPerClientFields(stored.response.headers)
+        return served
     }
 
     /// `headers` without the ``perClientResponseFields`` (names compared case-insensitively); the other fields
     /// keep their order.
     public static func withoutPerClientFields(_ headers: HTTPHeaders) -> HTTPHeaders {
         guard setsCookie(headers) else { return headers }
-        return HTTPHeaders(fields: headers.fields.filter { !perClientResponseFields.contains($0.name.lowercased()) })
+        return HTTPHeaders(fields: headers.fields.filter { !isPerClientField($0) })
     }
 
     /// The header fields another client may receive of a response obtained for one client (a coalesced waiter,
@@ -166,7 +193,7 @@ extension RFC9111 {
     public static func headersForTheRevalidatingClient(_ served: HTTPHeaders, notModified: HTTPHeaders,
                                                        mode: CacheMode) -> HTTPHeaders {
         guard mode == .shared, setsCookie(notModified) else { return served }
-        let cookies = notModified.fields.filter { perClientResponseFields.contains($0.name.lowercased()) }
+        let cookies = notModified.fields.filter(isPerClientField)
         return HTTPHeaders(fields: withoutPerClientFields(served).fields + cookies)
     }
 
