@@ -89,10 +89,11 @@ import Testing
     }
 
     /// A namespace used as a private cache first (its entries keep their cookie) and then as a shared one: the
-    /// shared cache serves those entries without it.
+    /// shared cache serves those it could have stored itself (`public`) without it (one that is not `public` is a
+    /// miss: AResponseStoredPrivatelyIsServedByASharedCacheOnlyAsSharedTests).
     @Test func aCookieStoredByAPrivateCacheIsNotServedByASharedOne() async throws {
         try await withHarness({ $0.mode = .private }) { h in
-            try await h.origin.configure(path: "/m", headers: [("Cache-Control", "max-age=600"),
+            try await h.origin.configure(path: "/m", headers: [("Cache-Control", "public, max-age=600"),
                                                               ("Set-Cookie", "session=alice")], body: "m")
             _ = try await h.get("/m")
             await h.cache.close()
