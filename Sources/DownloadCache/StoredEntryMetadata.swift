@@ -57,21 +57,21 @@ public struct StoredEntryMetadata: Sendable, Hashable, Codable {
         try MetadataJSONWriter.encode(self)
     }
 
-    /// Decodes stored metadata; `nil` when the bytes are not a metadata value of a known version, or when a header
-    /// field name or value (of the response or the Vary'd request fields), the reason phrase, the method or the URL
-    /// holds CR, LF or NUL: no origin can send those (the transport refuses such a response, RFC 9110 §5.5), so
-    /// the entry was written by something else (an edited index), and such a value would add lines to a header
-    /// block written out (`get -i`, `-D`). Callers treat it as a damaged entry.
+    /// Decodes stored metadata; `nil` when the bytes are not a metadata value of a known version.
     public static func decode(_ data: Data) -> StoredEntryMetadata? {
         guard var value = try? decoder.decode(StoredEntryMetadata.self, from: data),
-              value.version <= currentVersion, value.holdsNoLineBreak else { return nil }
+              value.version <= currentVersion else { return nil }
         // Whatever wrote the entry (another build, an edited index), its URL is shown without fragment or user info.
         value.url = storedURL(value.url)
         return value
     }
 
-    /// Whether no text of the metadata that is written into a message head holds CR, LF or NUL.
-    private var holdsNoLineBreak: Bool {
+    /// Whether no text of the metadata written into a message head (header field names and values of the
+    /// response and of the Vary'd request fields, reason phrase, methods, URL) holds CR, LF or NUL. No origin can
+    /// send those (the transport refuses such a response, RFC 9110 §5.5): metadata holding one was written by
+    /// something else (an edited index, another writer of the shared tier), and served it would add lines to a
+    /// header block written out (`get -i`, `-D`). The cache treats such an entry as damaged.
+    var isFreeOfLineBreaks: Bool {
         func clean(_ text: String) -> Bool { !text.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 } }
         let fields = stored.response.headers.fields + stored.varyingRequestHeaders.fields
         return clean(statusText) && clean(method) && clean(url) && clean(stored.requestMethod)
