@@ -30,10 +30,12 @@ let package = Package(
         // F_FULLFSYNC, flock, mmap, stat fields, clocks, error numbers, rename, unlink, mkdtemp) goes through its
         // C functions, whose `#ifdef __APPLE__` branches hide the platform differences. Its keyed hashes use the
         // platform's crypto library: CommonCrypto (part of the Apple SDKs, nothing to link) or OpenSSL's libcrypto
-        // on Linux (Debian libssl-dev), never our own.
+        // on Linux (Debian libssl-dev), never our own. It also makes SQLite's unix VFS reach the index's files
+        // through the store's directory descriptor (SQLiteHeldDirectories.c), hence libsqlite3.
         .target(
             name: "CacheSystem",
-            linkerSettings: [.linkedLibrary("crypto", .when(platforms: [.linux])), .linkedLibrary("z")]
+            linkerSettings: [.linkedLibrary("crypto", .when(platforms: [.linux])), .linkedLibrary("z"),
+                             .linkedLibrary("sqlite3")]
         ),
         // Pure RFC 9111 decisions: no disk, no network, no clock reads. Imports nothing of ours.
         .target(name: "HTTPCacheSemantics"),

@@ -243,9 +243,9 @@ struct BlobFiles: Sendable {
         throw CacheStoreError(.unsafeFile, "\(foreign): refused, its owner could have planted the responses it holds")
     }
 
-    /// Checks that the namespace path still names the directory the store opened (SQLite opens the index by
-    /// path: a namespace directory renamed and replaced, or replaced by a symbolic link, after the store opened
-    /// it would otherwise give the store an index outside its directory).
+    /// Checks that the namespace path still names the directory the store opened. SQLite reaches the index
+    /// through the directory's descriptor, so a namespace renamed and replaced meanwhile never gives the store
+    /// another index; a namespace someone moves while it is being opened is refused all the same.
     /// - Throws: `.unsafeFile` when the path now names something else.
     func checkRootUnmoved() throws(CacheStoreError) {
         var opened = cs_file_info()
@@ -257,7 +257,7 @@ struct BlobFiles: Sendable {
         }
     }
 
-    /// Refuses a namespace whose index files are symbolic links or not regular files (SQLite opens them by path).
+    /// Refuses a namespace whose index files are symbolic links, hard links or not regular files.
     /// - Throws: `.unsafeFile` naming the file.
     func checkIndexFiles() throws(CacheStoreError) {
         for name in Self.indexFiles {

@@ -23,8 +23,12 @@ import CacheSystem
 ///   would skip recovery (session entries would survive a reopen).
 /// - Nothing inside the namespace is reached through a symbolic link: the namespace directory and `blobs/`, `tmp/`,
 ///   `sessions/` are opened once with `O_NOFOLLOW` and every file is opened, renamed and deleted relative to them
-///   (see `BlobFiles`); SQLite opens the index with `SQLITE_OPEN_NOFOLLOW`. A namespace where one of these is a
-///   symbolic link or not what the store created is refused (`CacheStoreError.Code.unsafeFile`).
+///   (see `BlobFiles`). SQLite too reaches the index, its `-wal`, `-shm` and `-journal` files and the directory
+///   it syncs only through the namespace directory's descriptor (`SQLiteConnection`, `cs_sqlite_hold_directory`),
+///   with `SQLITE_OPEN_NOFOLLOW`: renaming the namespace directory away, or putting another directory or a
+///   symbolic link at its name, after the store opened it never gives SQLite another file. A namespace where one
+///   of these is a symbolic link or not what the store created is refused (`CacheStoreError.Code.unsafeFile`),
+///   and so is one whose name stops naming the opened directory while the store opens it.
 /// - Every file and directory the store creates is owner-only (0600 / 0700); an existing namespace directory
 ///   others may access is tightened to 0700 with a log line. A namespace directory or index file owned by
 ///   another user (not root) is refused (`.unsafeFile`), also when this user cannot write it: its owner could
@@ -232,7 +236,7 @@ extension CacheStore {
     private static func openIndexReadOnly(_ files: BlobFiles,
                                           _ configuration: Configuration) throws(CacheStoreError) -> StoreIndex {
         func checked(_ mode: SQLiteConnection.Mode) throws(CacheStoreError) -> StoreIndex {
-            let index = try StoreIndex(path: files.indexPath, busyTimeout: configuration.busyTimeout, mode: mode)
+            let index = try openedIndex(files, configuration, mode: mode)
             guard let version = try index.recordedSchemaVersion() else {
                 throw CacheStoreError(.corruptIndex, "\(files.indexPath) is empty and cannot be set up read-only")
             }
@@ -260,7 +264,7 @@ extension CacheStore {
     private static func openIndex(_ files: BlobFiles, _ configuration: Configuration, exclusive: Bool,
                                   log: (String) -> Void) throws(CacheStoreError) -> (StoreIndex, Bool) {
         do throws(CacheStoreError) {
-            let index = try StoreIndex(path: files.indexPath, busyTimeout: configuration.busyTimeout)
+            let index = try openedIndex(files, configuration)
             let version = try index.recordedSchemaVersion()
             if let version, !StoreIndex.readableSchemaVersions.contains(version) {
                 throw CacheStoreError(.corruptIndex, "index schema version \(version), this code reads \(StoreIndex.schemaVersion)")
@@ -282,10 +286,21 @@ extension CacheStore {
                     throw CacheStoreError.posix(cs_errno(), "move aside \(files.indexPath + suffix)")
                 }
             }
-            let index = try StoreIndex(path: files.indexPath, busyTimeout: configuration.busyTimeout)
+            let index = try openedIndex(files, configuration)
             try index.setUp()
             return (index, true)
         }
+    }
+
+    /// Opens the index of `files` through the namespace directory descriptor (see `SQLiteConnection`), with the
+    /// test hook steps `"index-opening"` (before SQLite opens anything) and `"index-opened"` (after it opened the
+    /// database file, before it read it and opened the `-wal` and `-shm` files).
+    private static func openedIndex(_ files: BlobFiles, _ configuration: Configuration,
+                                    mode: SQLiteConnection.Mode = .readWrite) throws(CacheStoreError) -> StoreIndex {
+        try configuration.faultInjection?("index-opening")
+        let index = try StoreIndex(files, busyTimeout: configuration.busyTimeout, mode: mode)
+        try configuration.faultInjection?("index-opened")
+        return index
     }
 
     /// Destructive recovery, run only under the exclusive lock (see the type's comment).

@@ -98,7 +98,8 @@ extension CacheStore {
         /// Test hook: called with the name of each write step (`"tmp-written"` — the body file written, in `tmp/`
         /// or, for a body stored from memory, in `blobs/` —, `"tmp-synced"`, `"blob-renamed"` — the file in
         /// `blobs/`, its row not committed —, `"batch-row"` — inside the group commit's transaction, before the
-        /// row —, `"index-committed"`, `"old-blob-removed"`); throwing from it fails the write at that step.
+        /// row —, `"index-committed"`, `"old-blob-removed"`); throwing from it fails the write at that step. Opening
+        /// calls it with `"index-opening"` and `"index-opened"` around SQLite's open of the index.
         var faultInjection: (@Sendable (String) throws(CacheStoreError) -> Void)?
         /// Test hook: when true, a write failed by `faultInjection` does not clean up after itself, like a process
         /// that died at that step.

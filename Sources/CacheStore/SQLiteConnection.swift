@@ -1,5 +1,6 @@
 import Foundation
 import CSQLite
+import CacheSystem
 
 /// SQLite's `SQLITE_TRANSIENT` (a C macro Swift does not import): tells SQLite to copy bound bytes.
 let sqliteTransient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
@@ -26,27 +27,48 @@ final class SQLiteConnection {
         case immutable
     }
 
-    /// Opens the database at `path` (creating it only in `.readWrite` mode).
-    /// - Throws: `CacheStoreError` mapped from the SQLite result code.
-    init(path: String, busyTimeout: TimeInterval, mode: Mode = .readWrite) throws(CacheStoreError) {
+    /// The path prefix naming the directory descriptor SQLite reaches the database's files through
+    /// (`cs_sqlite_hold_directory`), released once the connection is closed; nil when opened by path.
+    private let heldDirectory: String?
+
+    /// Opens the database `name` in the directory `directory` (a descriptor; creating the file only in
+    /// `.readWrite` mode). SQLite reaches the database and every file it derives from its name (`-wal`, `-shm`,
+    /// `-journal`, the directory it syncs) through a duplicate of that descriptor, never by a path, so the
+    /// directory renamed away, replaced or swapped for a symbolic link after it was opened changes nothing for
+    /// this connection. Only where the system calls of SQLite's VFS cannot be replaced is the file
+    /// opened by `displayPath`, which also names it in error messages.
+    /// - Throws: `CacheStoreError` mapped from the SQLite result code, or from the error number when the
+    ///   descriptor cannot be held.
+    init(directory: Int32, name: String, displayPath: String, busyTimeout: TimeInterval,
+         mode: Mode = .readWrite) throws(CacheStoreError) {
+        var prefix = [CChar](repeating: 0, count: 128)
+        var held: String?
+        switch cs_sqlite_hold_directory(directory, &prefix, prefix.count) {
+        case 0: held = String(decoding: prefix.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        case -2: held = nil
+        default: throw CacheStoreError.posix(cs_errno(), "open \(displayPath)")
+        }
+        let path = held.map { $0 + "/" + name } ?? displayPath
         var db: OpaquePointer?
         // NOFOLLOW: SQLite refuses an index that is a symbolic link (the store never follows one).
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW
-        var name = path
+        var uri = path
         switch mode {
         case .readWrite: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
         case .readOnly: flags |= SQLITE_OPEN_READONLY
         case .immutable:
             flags |= SQLITE_OPEN_READONLY | SQLITE_OPEN_URI
-            name = "file:" + Self.uriEscaped(path) + "?immutable=1"
+            uri = "file:" + Self.uriEscaped(path) + "?immutable=1"
         }
-        let rc = sqlite3_open_v2(name, &db, flags, nil)
+        let rc = sqlite3_open_v2(uri, &db, flags, held == nil ? nil : cs_sqlite_vfs_name())
         guard rc == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
             if let db { sqlite3_close_v2(db) }
-            throw CacheStoreError.sqlite(rc, "open \(path): \(message)")
+            if let held { cs_sqlite_release_directory(held) }
+            throw CacheStoreError.sqlite(rc, "open \(displayPath): \(message)")
         }
         handle = db
+        heldDirectory = held
         setBusyTimeout(busyTimeout)
         sqlite3_extended_result_codes(db, 1)
     }
@@ -84,7 +106,13 @@ final class SQLiteConnection {
     deinit {
         endHeldRead()
         for (_, statement) in statements { sqlite3_finalize(statement) }
-        sqlite3_close_v2(handle)
+        // The held directory is released only once SQLite closed every file it derived from it; a connection
+        // SQLite cannot close yet (an object not finalized) keeps it, and SQLite closes it later.
+        if sqlite3_close(handle) == SQLITE_OK {
+            if let heldDirectory { cs_sqlite_release_directory(heldDirectory) }
+        } else {
+            sqlite3_close_v2(handle)
+        }
     }
 
     /// Opens a read transaction (`BEGIN`, deferred: its snapshot starts at the next read) that outlives the

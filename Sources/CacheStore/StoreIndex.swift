@@ -74,8 +74,10 @@ final class StoreIndex {
     /// Hit and miss counts of this process already added to the persisted counters (see `flushCounters`).
     var flushedCounters = CacheStoreStatistics.Counters()
 
-    init(path: String, busyTimeout: TimeInterval, mode: SQLiteConnection.Mode = .readWrite) throws(CacheStoreError) {
-        db = try SQLiteConnection(path: path, busyTimeout: busyTimeout, mode: mode)
+    /// Opens `index.sqlite` of `files` through its namespace directory descriptor (see `SQLiteConnection`).
+    init(_ files: BlobFiles, busyTimeout: TimeInterval, mode: SQLiteConnection.Mode = .readWrite) throws(CacheStoreError) {
+        db = try SQLiteConnection(directory: files.handles.root, name: "index.sqlite", displayPath: files.indexPath,
+                                  busyTimeout: busyTimeout, mode: mode)
     }
 
     /// The schema version recorded in the file: nil for a new (empty) database.

@@ -275,6 +275,24 @@ int cs_pipe(int fds[2]);
 /// 0 with the child's process id in `*pid`, or -1.
 int cs_spawn(const char *path, char *const argv[], char *const envp[], int input, int output, int error, int32_t *pid);
 
+/// SQLite files opened relative to a directory descriptor (SQLiteHeldDirectories.c). Registers a duplicate of
+/// the descriptor `directory` and writes into `prefix` (`size` bytes; 64 are enough) a path naming it for SQLite:
+/// `<prefix>` is the directory and `<prefix>/<name>` the file `name` in it, for the database and every file SQLite
+/// derives from its name (`-wal`, `-shm`, `-journal`, the directory it fsyncs). The unix VFS's system calls
+/// (`open`, `access`, `stat`, `lstat`, `unlink`, `readlink`, `mkdir`, `rmdir`; `xSetSystemCall`) are replaced
+/// once per process by ones that answer such paths with `openat`/`fstatat`/... on the descriptor, never following
+/// a symbolic link, and pass every other path to the original call. So renaming the directory or putting a
+/// symbolic link in its place changes nothing for a connection opened on the prefix. Returns 0; -1 with
+/// `errno` (EBADF, EMFILE ...); -2 when the calls could not be replaced (the caller then opens by path). The registered
+/// descriptor lives until `cs_sqlite_release_directory(prefix)`, which the caller calls once the connection is
+/// closed; a prefix is never reused, so a path SQLite kept past that names nothing (ENOENT).
+int cs_sqlite_hold_directory(int directory, char *prefix, size_t size);
+/// Releases a prefix from `cs_sqlite_hold_directory` and closes its descriptor.
+void cs_sqlite_release_directory(const char *prefix);
+/// The VFS to open held paths with (`sqlite3_open_v2`'s last argument): NULL (the default) on Linux; on Apple
+/// platforms "unix-posix" when registered (the default there picks locks by `statfs` of the path).
+const char *cs_sqlite_vfs_name(void);
+
 #ifdef __cplusplus
 }
 #endif
