@@ -88,8 +88,10 @@ struct BlobFiles: Sendable {
 
     /// Opens the namespace at `root`: creates what is missing (unless `create` is false), refuses symbolic links
     /// and non-directories, and tightens a namespace directory (or subdirectory) others may access to 0700.
+    /// With `create`, a namespace directory another user owns is refused before anything is created in it.
     /// - Throws: `CacheStoreError` — `.unsafeFile` for a symbolic link or non-directory where a directory
-    ///   belongs, `.permissionDenied` when the namespace cannot be created or read, `.notFound` when
+    ///   belongs or (with `create`) for another user's namespace directory, `.permissionDenied` when the
+    ///   namespace cannot be created or read, `.notFound` when
     ///   `create` is false and it does not exist, `.io`.
     static func open(root: URL, create: Bool, notes: inout OpenNotes) throws(CacheStoreError) -> BlobFiles {
         let parent = root.deletingLastPathComponent().path
@@ -108,6 +110,11 @@ struct BlobFiles: Sendable {
         guard parentFD >= 0 else { throw CacheStoreError.posix(cs_errno(), "open \(parent)") }
         defer { _ = cs_close(parentFD) }
         let rootFD = try openDirectory(parentFD, name, path: root.path, create: create, notes: &notes)
+        // Another user's namespace directory is refused before anything is created in it.
+        if create, let foreign = foreignOwner(ofDirectory: rootFD, path: root.path) {
+            _ = cs_close(rootFD)
+            throw foreignOwnerError(foreign)
+        }
         var fds: [Int32] = []
         for sub in subdirectories {
             do {
@@ -225,10 +232,7 @@ struct BlobFiles: Sendable {
     /// whatever this store would write, so the store neither serves nor writes it (``refuseForeignOwner()``).
     func foreignOwner() -> String? {
         let me = cs_user_id()
-        var info = cs_file_info()
-        if cs_stat_fd(handles.root, &info) == 0, info.owner != me, info.owner != 0 {
-            return "\(root.path) is owned by uid \(info.owner), not by this user (uid \(me))"
-        }
+        if let foreign = Self.foreignOwner(ofDirectory: handles.root, path: root.path) { return foreign }
         for name in Self.indexFiles {
             guard let file = Self.info(handles.root, name), file.owner != me, file.owner != 0 else { continue }
             return "\(root.path)/\(name) is owned by uid \(file.owner), not by this user (uid \(me))"
@@ -236,11 +240,25 @@ struct BlobFiles: Sendable {
         return nil
     }
 
+    /// Why the directory `fd` (named `path` in messages) belongs to another user (not this process's uid, not
+    /// root), or `nil`.
+    static func foreignOwner(ofDirectory fd: Int32, path: String) -> String? {
+        let me = cs_user_id()
+        var info = cs_file_info()
+        guard cs_stat_fd(fd, &info) == 0, info.owner != me, info.owner != 0 else { return nil }
+        return "\(path) is owned by uid \(info.owner), not by this user (uid \(me))"
+    }
+
+    /// The error refusing a namespace for `foreign` (a ``foreignOwner()`` answer).
+    static func foreignOwnerError(_ foreign: String) -> CacheStoreError {
+        CacheStoreError(.unsafeFile, "\(foreign): refused, its owner could have planted the responses it holds")
+    }
+
     /// Refuses a namespace another user owns (``foreignOwner()``).
     /// - Throws: `.unsafeFile` naming the owner.
     func refuseForeignOwner() throws(CacheStoreError) {
         guard let foreign = foreignOwner() else { return }
-        throw CacheStoreError(.unsafeFile, "\(foreign): refused, its owner could have planted the responses it holds")
+        throw Self.foreignOwnerError(foreign)
     }
 
     /// Checks that the namespace path still names the directory the store opened. SQLite reaches the index

@@ -103,4 +103,24 @@ import Testing
             try store.store(Data("secret".utf8), metadata: Data(), for: StoreKey(primary: "secret"))
         }
     }
+    /// A namespace directory another user made (empty, writable by anyone) is refused before the store creates
+    /// anything in it: no `blobs/`, `tmp/`, `sessions/`, index or lock of this user's appear there.
+    @Test(.enabled(if: getuid() == 0, "giving files to another user needs root"))
+    func aNamespaceAnotherUserOwnsGetsNothingCreatedInIt() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let namespace = dir.url.appendingPathComponent("default")
+        try FileManager.default.createDirectory(at: namespace, withIntermediateDirectories: true)
+        #expect(chmod(namespace.path, 0o777) == 0)
+        #expect(chown(namespace.path, 65534, 65534) == 0)
+        do {
+            let store = try CacheStore(configuration: testConfiguration(dir))
+            store.close()
+            Issue.record("a namespace owned by uid 65534 was opened")
+        } catch {
+            #expect(error.code == .unsafeFile, "\(error)")
+            #expect(error.detail.contains("owned by uid 65534"), "\(error)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: namespace.path) == [])
+    }
 }
