@@ -16,11 +16,10 @@ final class MetadataDecodeCache: Sendable {
     private let entries = Mutex<[Data: StoredEntryMetadata]>([:])
     private let capacity = 4_096
 
-    /// The decoded metadata of `data`, or `nil` when it is not valid metadata (also when a field, the reason
-    /// phrase or the URL holds CR, LF or NUL: ``StoredEntryMetadata/isFreeOfLineBreaks``).
+    /// The decoded metadata of `data`, or `nil` when it is not usable (``StoredEntryMetadata/decodeUsable(_:)``).
     func decode(_ data: Data) -> StoredEntryMetadata? {
         if let known = entries.withLock({ $0[data] }) { return known }
-        guard let decoded = StoredEntryMetadata.decode(data), decoded.isFreeOfLineBreaks else { return nil }
+        guard let decoded = StoredEntryMetadata.decodeUsable(data) else { return nil }
         entries.withLock { map in
             if map.count >= capacity { map.removeAll(keepingCapacity: true) }
             map[data] = decoded

@@ -28,7 +28,7 @@ extension DownloadCache {
         var writer: BodyWriter?
         var base = piece.stored
         var skip: Int64 = 0
-        if let kept, !kept.isInProgress, let metadata = StoredEntryMetadata.decode(kept.metadata) {
+        if let kept, !kept.isInProgress, let metadata = StoredEntryMetadata.decodeUsable(kept.metadata) {
             let headers = metadata.stored.response.headers
             if case .append(_, let overlap) = RFC9110.partialCombination(
                 held: kept.verifiedBytes, stored: headers, response: CacheResponse(status: 206, headers: response.headers)) {

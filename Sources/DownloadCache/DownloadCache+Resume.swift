@@ -44,7 +44,7 @@ extension DownloadCache {
               !Self.callerConditionalFields.contains(where: { sent.headers.contains($0) }) else { return nil }
         let primary = RFC9111.primaryKey(method: "GET", url: original.url)
         for info in store.partials(forPrimaryKey: primary) where !info.isInProgress {
-            guard let metadata = StoredEntryMetadata.decode(info.metadata) else {
+            guard let metadata = StoredEntryMetadata.decodeUsable(info.metadata) else {
                 try? store.removePartial(for: info.key)
                 continue
             }
@@ -299,7 +299,7 @@ extension DownloadCache {
     }
 
     private func describe(_ info: PartialEntryInfo) -> PartialDownloadDescription? {
-        guard let metadata = StoredEntryMetadata.decode(info.metadata) else { return nil }
+        guard let metadata = StoredEntryMetadata.decodeUsable(info.metadata) else { return nil }
         let headers = metadata.stored.response.headers
         return PartialDownloadDescription(url: metadata.url, key: info.key, bytesKept: info.verifiedBytes,
                                           completeLength: RFC9110.completeLength(headers),

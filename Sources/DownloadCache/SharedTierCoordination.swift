@@ -205,10 +205,8 @@ extension DownloadCache {
         let now = configuration.now()
         var best: (entry: SharedEntry, metadata: StoredEntryMetadata)?
         for entry in entries {
-            guard var metadata = StoredEntryMetadata.decode(entry.metadata), metadata.isFreeOfLineBreaks,
-                  acceptable(metadata, entry: entry,
-                                                                                         request: request, primary: primary,
-                                                                                         now: now),
+            guard var metadata = StoredEntryMetadata.decodeUsable(entry.metadata),
+                  acceptable(metadata, entry: entry, request: request, primary: primary, now: now),
                   let servable = RFC9111.storedResponseForServing(metadata.stored, mode: configuration.mode,
                                                                   targetedFields: configuration.effectiveTargetedFields) else {
                 continue

@@ -66,6 +66,14 @@ public struct StoredEntryMetadata: Sendable, Hashable, Codable {
         return value
     }
 
+    /// Decodes stored metadata the cache may use: ``decode(_:)``, refusing metadata that is not
+    /// ``isFreeOfLineBreaks``. `nil` means a damaged entry (complete or partial, local or from the shared tier):
+    /// never served, resumed or combined with, and removed where the caller can.
+    static func decodeUsable(_ data: Data) -> StoredEntryMetadata? {
+        guard let value = decode(data), value.isFreeOfLineBreaks else { return nil }
+        return value
+    }
+
     /// Whether no text of the metadata written into a message head (header field names and values of the
     /// response and of the Vary'd request fields, reason phrase, methods, URL) holds CR, LF or NUL. No origin can
     /// send those (the transport refuses such a response, RFC 9110 §5.5): metadata holding one was written by

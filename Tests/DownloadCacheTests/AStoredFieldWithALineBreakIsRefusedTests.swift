@@ -40,4 +40,31 @@ import Testing
             #expect(try await h.hits("/x").total == 2)
         }
     }
+    /// The same for the metadata of a partial entry (an interrupted transfer): it is not listed, not resumed
+    /// (no Range, the whole body is fetched again from byte 0) and removed, and its fields are never served.
+    @Test func aPlantedLineBreakInAPartialEntryMakesItUnusable() async throws {
+        try await withHarness { h in
+            let size = ResumeInterruptedTransferTests.size
+            let kept = try await ResumeInterruptedTransferTests.interruptedByTruncation(h, "/big")
+            #expect(kept > 0)
+            let info = try #require(ResumeInterruptedTransferTests.partials(h, "/big").first)
+            var planted = try #require(StoredEntryMetadata.decode(info.metadata))
+            planted.stored.response.headers.add("X-A", "a\r\nSet-Cookie: planted=1")
+            // The same verified bytes, under the planted metadata (replacing the partial of that key).
+            let writer = try h.cache.store.makeBodyWriter()
+            try writer.write(ResumeInterruptedTransferTests.generated(size).prefix(Int(kept)))
+            try h.cache.store.beginPartial(writer, metadata: try planted.encoded(), for: info.key)
+            #expect(h.cache.store.keepPartial(writer) == kept)
+            #expect(h.cache.partialDescriptions(for: h.origin.url("/big")).isEmpty)
+
+            try await h.origin.configure(path: "/big", headers: [("Cache-Control", "max-age=600")], size: size,
+                                         etag: "\"v1\"")
+            let whole = try await h.get("/big")
+            try ResumeInterruptedTransferTests.expectWholeAndStored(h, "/big", whole)
+            #expect(!whole.headers.contains("Set-Cookie"))
+            #expect(!whole.headers.contains("X-A"))
+            let hits = try await h.hits("/big")
+            #expect(hits.total == 2 && hits.ranged == 0)
+        }
+    }
 }
