@@ -245,7 +245,8 @@ extension DownloadCache {
 
     /// The complete response a 206 that continued `resumed` makes: its body the whole file (a 206 body the
     /// transport held in memory is appended first), checked to be exactly the complete length, its header
-    /// fields combined by `RFC9111.combinedPartial` (RFC 9111 §3.4), status 200.
+    /// fields combined by `RFC9111.combinedPartial` (RFC 9111 §3.4), plus in a shared cache the 206's cookies
+    /// (for this caller only), status 200.
     /// - Returns: `.truncated` when the file is shorter than the complete length (the 206 covered less than the
     ///   rest), `.other` when it cannot be written or is longer.
     func combinedResponse(_ received: TransportResponse, partialHeaders: HTTPHeaders, resumed: ResumedPartial,
@@ -262,8 +263,14 @@ extension DownloadCache {
         let combined = RFC9111.combinedPartial(resumed.metadata.stored, with: CacheResponse(status: 206, headers: partialHeaders),
                                                completeLength: resumed.total, requestTime: requestTime,
                                                responseTime: responseTime, options: evaluationOptions(options))
+        // In a shared cache the combination keeps no cookie (`RFC9111.freshen`), but the 206's cookies are this
+        // caller's: the response it gets carries them, so the storability decision sees them too (a response
+        // setting a cookie without public/s-maxage is not stored), and the stored copy drops them
+        // (`RFC9111.makeStoredResponse`).
+        let headers = RFC9111.headersForTheRevalidatingClient(combined.response.headers, notModified: partialHeaders,
+                                                              mode: evaluationOptions(options).mode)
         var whole = TransportResponse(url: received.url, status: 200, statusText: HTTPStatusText.text(for: 200),
-                                      headers: combined.response.headers, bodySize: resumed.total)
+                                      headers: headers, bodySize: resumed.total)
         whole.interimResponses = received.interimResponses
         return .success(whole)
     }

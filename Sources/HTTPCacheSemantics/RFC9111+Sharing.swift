@@ -186,10 +186,11 @@ extension RFC9111 {
         return mode == .shared ? withoutPerClientFields(shared) : shared
     }
 
-    /// The header fields for the client whose conditional request got `notModified` (a 304, RFC 9111 §4.3.4),
-    /// served from the freshened stored response `served`: in a shared cache the stored response holds no
-    /// ``perClientResponseFields``, so the 304's own (a `Set-Cookie` sent to this client) are added to `served`.
-    /// A private cache stored them while freshening: `served` unchanged.
+    /// The header fields for the client whose conditional request got `notModified` (a 304, RFC 9111 §4.3.4,
+    /// or the 206 that completed a resumed transfer, §3.4), served from the freshened or combined stored response
+    /// `served`: in a shared cache the stored response holds no ``perClientResponseFields``, so the answer's own
+    /// (a `Set-Cookie` sent to this client) are added to `served`. A private cache stored them while freshening:
+    /// `served` unchanged.
     public static func headersForTheRevalidatingClient(_ served: HTTPHeaders, notModified: HTTPHeaders,
                                                        mode: CacheMode) -> HTTPHeaders {
         guard mode == .shared, setsCookie(notModified) else { return served }

@@ -118,4 +118,33 @@ import Testing
             #expect(try await h.hits("/p").total == 1)
         }
     }
+    /// A transfer resumed with a 206 that sets a cookie: the storability decision sees the cookie (without
+    /// public/s-maxage the completed response is not stored), the client whose request it answered gets it, and
+    /// a stored copy (public) never carries it.
+    @Test(arguments: ["max-age=600", "public, max-age=600"])
+    func aResumed206ThatSetsACookieKeepsItWithItsClient(cacheControl: String) async throws {
+        try await withHarness({ $0.mode = .shared }) { h in
+            let size = ResumeInterruptedTransferTests.size
+            let kept = try await ResumeInterruptedTransferTests.interruptedByTruncation(h, "/r")
+            #expect(kept > 0)
+            try await h.origin.configure(path: "/r", headers: [("Cache-Control", cacheControl),
+                                                              ("Set-Cookie", "session=alice")],
+                                         size: size, etag: "\"v1\"")
+            let alice = try await h.get("/r")
+            #expect(alice.status == 200 && alice.bodySize == Int64(size))
+            #expect(alice.headers.values(for: "Set-Cookie") == ["session=alice"])
+            let hits = try await h.hits("/r")
+            #expect(hits.ranged == 1, "not resumed: \(hits)")
+            if cacheControl.contains("public") {
+                let bob = try await h.get("/r")
+                #expect(bob.source == .cache)
+                #expect(!bob.headers.contains("Set-Cookie"), "bob got alice's cookie: \(bob.headers)")
+                let info = try #require(h.storedVariants("/r").first)
+                let stored = try #require(StoredEntryMetadata.decode(info.metadata))
+                #expect(!stored.stored.response.headers.contains("Set-Cookie"))
+            } else {
+                #expect(h.storedVariants("/r").isEmpty, "a response setting a cookie was stored by a shared cache")
+            }
+        }
+    }
 }
