@@ -52,7 +52,7 @@ extension DownloadCache {
         let (age, fresh) = RFC9111.reportedFreshness(stored, now: now, options: evaluationOptions(options))
         var response = CachedResponse(url: request.url, status: stored.response.status,
                                       statusText: candidate.metadata.statusText,
-                                      headers: RFC9111.responseHeadersForServing(stored, now: now, mode: configuration.mode), body: .data(Data()),
+                                      headers: RFC9111.responseHeadersForServing(stored, now: now), body: .data(Data()),
                                       bodySize: 0, source: .cache, age: age, isFresh: fresh,
                                       reason: "HEAD answered from the stored GET response: \(reason)")
         response.cacheStatus = servedCacheStatus(stored, source: .cache, age: age, options: options)

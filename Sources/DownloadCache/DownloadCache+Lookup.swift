@@ -37,23 +37,32 @@ extension DownloadCache {
         let primary = RFC9111.primaryKey(method: "GET", url: request.url)
         var found: [StoredCandidate] = []
         for info in store.variants(forPrimaryKey: primary) {
-            guard var metadata = metadataCache.decode(info.metadata) else {
+            guard let metadata = metadataCache.decode(info.metadata) else {
                 configuration.log("dropping entry with unreadable metadata: \(info.key)")
                 try? store.remove(info.key)
                 continue
             }
-            guard RFC9111.matches(stored: metadata.stored, request: request, secret: keySecret) else { continue }
-            if configuration.mode == .shared {
-                guard let servable = RFC9111.storedResponseForServing(metadata.stored, mode: .shared,
-                                                                      targetedFields: configuration.effectiveTargetedFields) else {
-                    continue
-                }
-                metadata.stored = servable
-            }
-            found.append(StoredCandidate(info: info, metadata: metadata))
+            guard RFC9111.matches(stored: metadata.stored, request: request, secret: keySecret),
+                  let usable = storedResponseForUse(metadata) else { continue }
+            found.append(StoredCandidate(info: info, metadata: usable))
         }
         // §4.1: when several match, use the most recent response (by Date, here by response time).
         return found.sorted { $0.metadata.stored.responseTime > $1.metadata.stored.responseTime }
+    }
+
+    /// `metadata` with its stored response as this cache's mode may serve it
+    /// (``RFC9111/storedResponseForServing(_:mode:targetedFields:)``), or `nil` when it may serve it to no one (a
+    /// miss; the entry stays stored). The one step between a stored response (local or from the shared tier) and
+    /// its use: everything served, freshened or stored locally from it starts from what this returns, so in a
+    /// shared cache no cookie stored with it is ever served.
+    func storedResponseForUse(_ metadata: StoredEntryMetadata) -> StoredEntryMetadata? {
+        guard let servable = RFC9111.storedResponseForServing(metadata.stored, mode: configuration.mode,
+                                                              targetedFields: configuration.effectiveTargetedFields) else {
+            return nil
+        }
+        var usable = metadata
+        usable.stored = servable
+        return usable
     }
 
     /// A response served from the cache without any network exchange, when the decision allows it.
@@ -119,7 +128,7 @@ extension DownloadCache {
         }
         var response = CachedResponse(url: request.url, status: stored.response.status,
                                       statusText: candidate.metadata.statusText,
-                                      headers: RFC9111.responseHeadersForServing(stored, now: now, mode: configuration.mode),
+                                      headers: RFC9111.responseHeadersForServing(stored, now: now),
                                       body: body, bodySize: size, source: source, age: age, isFresh: fresh,
                                       reason: reason, storedBodyURL: blobURL)
         response.cacheStatus = servedCacheStatus(stored, source: source, age: age, options: options)

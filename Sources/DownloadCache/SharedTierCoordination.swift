@@ -157,7 +157,7 @@ extension DownloadCache {
            !options.pin, stored.slidingLifetime == nil {
             let (age, fresh) = RFC9111.reportedFreshness(stored, now: now, options: evaluationOptions(options))
             var served = CachedResponse(url: request.url, status: stored.response.status, statusText: best.metadata.statusText,
-                                        headers: RFC9111.responseHeadersForServing(stored, now: now, mode: configuration.mode),
+                                        headers: RFC9111.responseHeadersForServing(stored, now: now),
                                         body: .data(best.entry.body), bodySize: Int64(best.entry.body.count),
                                         source: .cache, age: age, isFresh: fresh,
                                         reason: "\(reason) (from the shared tier)")
@@ -199,21 +199,19 @@ extension DownloadCache {
     /// carry no caller override (expiry, sliding), match its variant and the request (RFC 9111 §4.1), be storable
     /// by this cache in its mode (§3, §3.5: nothing private reaches a shared-mode client), agree with its
     /// Content-Length and not come from the future. In a shared cache the entry returned has no cookie
-    /// (``RFC9111/storedResponseForServing(_:mode:targetedFields:)``): that is what is served and stored locally.
+    /// (``storedResponseForUse(_:)``): that is what is served and stored locally.
     func newestShared(_ entries: [SharedEntry], request: CacheRequest,
                       primary: String) -> (entry: SharedEntry, metadata: StoredEntryMetadata)? {
         let now = configuration.now()
         var best: (entry: SharedEntry, metadata: StoredEntryMetadata)?
         for entry in entries {
-            guard var metadata = StoredEntryMetadata.decodeUsable(entry.metadata),
-                  acceptable(metadata, entry: entry, request: request, primary: primary, now: now),
-                  let servable = RFC9111.storedResponseForServing(metadata.stored, mode: configuration.mode,
-                                                                  targetedFields: configuration.effectiveTargetedFields) else {
-                continue
-            }
             // Another member (any writer of the tier) may have stored a cookie with it: in a shared cache it is
             // neither served nor stored locally (RFC 9111 §3.1, §7.3).
-            metadata.stored = servable
+            guard let decoded = StoredEntryMetadata.decodeUsable(entry.metadata),
+                  acceptable(decoded, entry: entry, request: request, primary: primary, now: now),
+                  let metadata = storedResponseForUse(decoded) else {
+                continue
+            }
             if best.map({ metadata.stored.responseTime > $0.metadata.stored.responseTime }) ?? true {
                 best = (entry, metadata)
             }

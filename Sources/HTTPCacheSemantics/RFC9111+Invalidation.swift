@@ -75,14 +75,12 @@ extension RFC9111 {
     ///
     /// Sets `Age` to the whole seconds of ``currentAge(_:now:)``; removes hop-by-hop and Connection-named fields;
     /// unless `revalidated` (the response was just validated with the origin), removes the fields named by a
-    /// qualified `no-cache="…"`, which may only be served after validation. In a shared cache (`mode`) it also
-    /// removes the ``perClientResponseFields`` (`Set-Cookie`), which a namespace used as a private cache before may
-    /// still hold (§3.1, §7.3).
-    public static func responseHeadersForServing(_ stored: StoredResponse, now: Date, revalidated: Bool = false,
-                                                 mode: CacheMode = .private) -> HTTPHeaders {
+    /// qualified `no-cache="…"`, which may only be served after validation. `stored` is the response as this
+    /// cache may serve it: a shared cache passes only what ``storedResponseForServing(_:mode:targetedFields:)``
+    /// returned, which holds no ``perClientResponseFields`` (§3.1, §7.3).
+    public static func responseHeadersForServing(_ stored: StoredResponse, now: Date, revalidated: Bool = false) -> HTTPHeaders {
         var headers = stored.response.headers
-        var drop = hopByHopFields.union(connectionNamedFields(headers))
-        if mode == .shared { drop.formUnion(perClientResponseFields) }
+        let drop = hopByHopFields.union(connectionNamedFields(headers))
         var fields = headers.fields.filter { !drop.contains($0.name.lowercased()) }
         if !revalidated {
             let noCacheFields = Set(CacheControl.response(headers).noCacheFields)

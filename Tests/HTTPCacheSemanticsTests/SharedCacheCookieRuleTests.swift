@@ -76,12 +76,19 @@ import Testing
         #expect(privately.values(for: "Set-Cookie") == ["session=alice"] && !privately.contains("X-Token"))
     }
 
-    @Test func aSharedCacheServesNoStoredCookie() {
+    /// A shared cache serves what `storedResponseForServing` gives it (the headers it serves are made from that):
+    /// a stored cookie never reaches a client.
+    @Test func aSharedCacheServesNoStoredCookie() throws {
         // Stored by a private cache on the same namespace earlier.
-        let stored = Fixture.stored(Fixture.headers(["Cache-Control: max-age=60", "Set-Cookie: session=alice", "ETag: \"a\""]))
-        let shared = RFC9111.responseHeadersForServing(stored, now: Fixture.at(1), mode: .shared)
+        let privateOne = Fixture.stored(Fixture.headers(["Cache-Control: max-age=60", "Set-Cookie: session=alice", "ETag: \"a\""]))
+        #expect(RFC9111.storedResponseForServing(privateOne, mode: .shared) == nil)
+        let publicOne = Fixture.stored(Fixture.headers(["Cache-Control: public, max-age=60", "Set-Cookie: session=alice",
+                                                        "ETag: \"a\""]))
+        let servable = try #require(RFC9111.storedResponseForServing(publicOne, mode: .shared))
+        let shared = RFC9111.responseHeadersForServing(servable, now: Fixture.at(1))
         #expect(!shared.contains("Set-Cookie") && shared.first("ETag") == "\"a\"")
-        let privately = RFC9111.responseHeadersForServing(stored, now: Fixture.at(1))
+        let inPrivate = try #require(RFC9111.storedResponseForServing(privateOne, mode: .private))
+        let privately = RFC9111.responseHeadersForServing(inPrivate, now: Fixture.at(1))
         #expect(privately.values(for: "Set-Cookie") == ["session=alice"])
     }
 
