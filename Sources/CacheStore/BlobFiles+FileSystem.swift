@@ -210,21 +210,12 @@ extension BlobFiles {
         let fd = cs_open_file_at(handles.tmp, name, CS_OPEN_READ_WRITE, CS_OPEN_EXISTING, 0)
         guard fd >= 0 else { return .failure(CacheStoreError.posix(cs_errno(), "open \(path)")) }
         var info = cs_file_info()
-        let refusal: String?
         if cs_stat_fd(fd, &info) != 0 {
             let error = CacheStoreError.posix(cs_errno(), "fstat \(path)")
             _ = cs_close(fd)
             return .failure(error)
-        } else if !info.isRegular {
-            refusal = "is not a regular file"
-        } else if info.links != 1 {
-            refusal = "is a hard link to another file (\(info.links) names)"
-        } else if info.owner != cs_user_id() {
-            refusal = "is owned by uid \(info.owner), not by this user (uid \(cs_user_id()))"
-        } else {
-            refusal = nil
         }
-        if let refusal {
+        if let refusal = info.reasonItIsNotTheStores {
             _ = cs_close(fd)
             return .failure(CacheStoreError(.unsafeFile, "partial \(path) \(refusal); never written"))
         }
@@ -282,4 +273,14 @@ extension cs_file_info {
     var isRegular: Bool { kind == CS_KIND_REGULAR.rawValue }
     var isDirectory: Bool { kind == CS_KIND_DIRECTORY.rawValue }
     var isSymbolicLink: Bool { kind == CS_KIND_SYMLINK.rawValue }
+
+    /// Why the store may not write to or change this file, or `nil` when it may: it must be a regular file with
+    /// no other name (a hard link's other names are not the store's: writing through one changes a file outside
+    /// the cache), owned by this process's user. The answer completes "<path> …" ("is not a regular file").
+    var reasonItIsNotTheStores: String? {
+        if !isRegular { return "is not a regular file" }
+        if links != 1 { return "is a hard link to another file (\(links) names)" }
+        if owner != cs_user_id() { return "is owned by uid \(owner), not by this user (uid \(cs_user_id()))" }
+        return nil
+    }
 }

@@ -215,8 +215,8 @@ struct BlobFiles: Sendable {
         if created >= 0 { _ = cs_close(created) }
         for name in Self.indexFiles + ["lock", "generation"] {
             // A hard link's other names are not the store's: never change the mode of a file linked elsewhere.
-            guard let info = Self.info(handles.root, name), info.isRegular, info.links == 1,
-                  info.permissions & 0o077 != 0, info.owner == cs_user_id() else { continue }
+            guard let info = Self.info(handles.root, name), info.reasonItIsNotTheStores == nil,
+                  info.permissions & 0o077 != 0 else { continue }
             let fd = cs_open_file_at(handles.root, name, CS_OPEN_READ, CS_OPEN_EXISTING, 0)
             guard fd >= 0 else { continue }
             if cs_set_permissions(fd, 0o600) == 0 {
