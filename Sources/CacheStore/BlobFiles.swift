@@ -195,10 +195,11 @@ struct BlobFiles: Sendable {
     }
 
     /// True when this process may create and delete files in every directory of the store (`access(W_OK)`,
-    /// which also reports a read-only file system to root).
+    /// which also reports a read-only file system to root), asked of the directories the store opened.
     func isWritable() -> Bool {
-        let paths: [String] = [root.path, blobsPath, tmpPath, sessionsPath]
-        return paths.allSatisfy { path in cs_access(path, 1) == 0 }
+        [handles.root, handles.blobs, handles.tmp, handles.sessions].allSatisfy { fd in
+            fd >= 0 && cs_access_directory(fd, 1) == 0
+        }
     }
 
     /// The size of `index.sqlite` (a regular file, not followed), or nil when it is missing.

@@ -199,7 +199,7 @@ extension CacheStore {
     private static func openReadOnly(_ files: BlobFiles, _ configuration: Configuration, reason: String,
                                      log: @escaping @Sendable (String) -> Void) throws(CacheStoreError) -> Opened {
         let root = files.root.path
-        guard cs_access(root, 0) == 0 else {
+        guard cs_access_directory(files.handles.root, 0) == 0 else {
             let err = cs_errno()
             var info = cs_file_info()
             let owner = cs_stat_fd(files.handles.root, &info) == 0

@@ -107,7 +107,7 @@ extension CacheStore {
         }
         // Over the entry limit: refused before anything is committed or evicted. The file stays where it is, so
         // the caller can still deliver it (and then aborts the writer).
-        let pendingSize = (try? FileManager.default.attributesOfItem(atPath: writer.path)[.size] as? NSNumber)?.int64Value ?? 0
+        let pendingSize = BlobFiles.info(files.handles.tmp, writer.name)?.size ?? 0
         try requireWithinEntryLimit(max(writer.bytesWritten, pendingSize), key: key)
         let (size, crc) = try writer.finish(sync: configuration.durability == .powerLoss)
         // The file whose size and crc32 `finish` just computed (it read back what was not yet counted).

@@ -550,6 +550,10 @@ int cs_access(const char *path, int write) {
     return access(path, write ? (W_OK | X_OK) : (R_OK | X_OK));
 }
 
+int cs_access_directory(int directory, int write) {
+    return faccessat(directory, ".", write ? (W_OK | X_OK) : (R_OK | X_OK), 0);
+}
+
 int64_t cs_available_bytes(int fd) {
     // POSIX fstatvfs on both platforms (Darwin's struct statvfs has the same two fields).
     struct statvfs s;

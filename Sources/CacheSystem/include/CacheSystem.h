@@ -178,6 +178,8 @@ int cs_start_writeback(int fd);
 
 /// 0 when this process may search and read (`write` == 0) or search and write (`write` != 0) `path`.
 int cs_access(const char *path, int write);
+/// `cs_access` for the directory `directory` itself (a descriptor): no path is looked up.
+int cs_access_directory(int directory, int write);
 
 /// Bytes an unprivileged process may still write on the file system holding the open file `fd` (`fstatvfs`:
 /// available blocks × fragment size, the same call on Darwin and Linux); -1 when it cannot be read.
