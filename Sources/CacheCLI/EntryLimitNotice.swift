@@ -8,7 +8,15 @@ import HTTPCacheSemantics
 enum EntryLimitNotice {
     /// The warning (one line, for stderr) after a network response that was not stored because its body is over
     /// `limit` bytes; nil for any other response (stored, from the cache, not storable for another reason).
+    /// The same warning for a body that was not stored because it does not fit in the room the pinned entries
+    /// leave of `--max-disk` (storing it would have evicted every unpinned entry, then itself).
     static func warning(_ response: CachedResponse, limit: Int64?) -> String? {
+        if isBlockedByPinnedEntries(response) {
+            return "Warning: not stored: the \(Formatting.bytes(response.bodySize)) body of "
+                + "\(TerminalText.escaped(response.url.absoluteString)) does not fit beside the pinned entries within "
+                + "the disk limit (--max-disk; `dlcache unpin` frees room); it was delivered, nothing was evicted, "
+                + "and the next get downloads it again"
+        }
         guard let limit, isOverLimit(response, limit: limit) else { return nil }
         return "Warning: not stored: the \(Formatting.bytes(response.bodySize)) body of "
             + "\(TerminalText.escaped(response.url.absoluteString)) is over the entry limit \(limitText(limit)); "
@@ -20,6 +28,13 @@ enum EntryLimitNotice {
     static func isOverLimit(_ response: CachedResponse, limit: Int64) -> Bool {
         response.source == .network && !response.cacheStatus.stored && response.bodySize > limit
             && response.reason.contains("entry limit (maxEntryBytes)")
+    }
+
+    /// Whether `response` came from the network and was not stored because it does not fit beside the pinned
+    /// entries (the client's reason says so).
+    static func isBlockedByPinnedEntries(_ response: CachedResponse) -> Bool {
+        response.source == .network && !response.cacheStatus.stored
+            && response.reason.contains(DownloadCache.pinnedRoomWords)
     }
 
     /// For an interrupted transfer that kept nothing: the clause saying why when the response's announced

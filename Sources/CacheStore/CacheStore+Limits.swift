@@ -61,8 +61,11 @@ extension CacheStore {
     }
 
     /// Deletes expired entries (when `includeAge`) and LRU entries while over a limit, in one transaction.
+    /// `keeping`: the entry just written, never evicted by this sweep (the store checked before committing it
+    /// that it fits beside the pinned entries; when another process pinned more meanwhile, the limits stay
+    /// exceeded until the next sweep rather than the new entry vanishing right after its commit).
     /// - Throws: `CacheStoreError` from the index.
-    func enforceLimits(now: Date, includeAge: Bool) throws(CacheStoreError) {
+    func enforceLimits(now: Date, includeAge: Bool, keeping: StoreKey? = nil) throws(CacheStoreError) {
         let maxAge = includeAge ? configuration.maxAge : nil
         let (removed, partialFiles) = try writeTransaction { (index: StoreIndex) throws(CacheStoreError) -> ([RemovedRow], [String]) in
             var removed: [RemovedRow] = []
@@ -73,7 +76,7 @@ extension CacheStore {
             }
             // Partials go first: an interrupted body never costs a complete entry its place.
             partialFiles += try evictPartials(index, keeping: nil)
-            removed += try evictLeastRecentlyUsed(index)
+            removed += try evictLeastRecentlyUsed(index, keeping: keeping)
             return (removed, partialFiles)
         }
         for item in removed {
@@ -87,12 +90,12 @@ extension CacheStore {
         }
     }
 
-    /// Deletes unpinned rows, oldest access first, until the totals are within the limits.
-    private func evictLeastRecentlyUsed(_ index: StoreIndex) throws(CacheStoreError) -> [RemovedRow] {
+    /// Deletes unpinned rows other than `keeping`, oldest access first, until the totals are within the limits.
+    private func evictLeastRecentlyUsed(_ index: StoreIndex, keeping: StoreKey?) throws(CacheStoreError) -> [RemovedRow] {
         var removed: [RemovedRow] = []
         var totals = try index.totals()
         while isOverLimit(totals) {
-            let batch = try index.lruBatch(limit: 64)
+            let batch = try index.lruBatch(limit: 64).filter { $0.info.key != keeping }
             if batch.isEmpty { break }
             for row in batch {
                 guard isOverLimit(totals) else { break }

@@ -13,8 +13,9 @@ extension CacheStore {
     /// - Returns: the stored entry's information.
     /// - Throws: `CacheStoreError` — `.diskFull`, `.permissionDenied` (also: the store is read-only), `.io`,
     ///   `.busy`, `.corruptIndex`, `.invalidArgument` (the store is closed), `.entryTooLarge` (over
-    ///   ``Configuration/entryByteLimit``; nothing written or evicted); on error the previous entry (if any) is
-    ///   unchanged.
+    ///   ``Configuration/entryByteLimit``, or larger than the room the pinned entries leave,
+    ///   ``roomBesidePinnedEntries(for:)``; nothing written or evicted); on error the previous entry (if any) is
+    ///   unchanged. The sweep after a write never evicts the entry just written.
     @discardableResult
     public func store(_ body: Data, metadata: Data, for key: StoreKey, storageClass: StorageClass = .permanent,
                       pinned: Bool = false) throws(CacheStoreError) -> EntryInfo {
@@ -85,8 +86,9 @@ extension CacheStore {
     /// - Returns: the stored entry's information.
     /// - Throws: `CacheStoreError` — `.invalidArgument` for a writer of another store or one already finished, or
     ///   a closed store (the writer is aborted), `.notFound` when the file is gone, `.diskFull`, `.io`, `.busy`;
-    ///   `.entryTooLarge` when the body is over ``Configuration/entryByteLimit`` (nothing evicted; the writer's
-    ///   file is left for the caller to reclaim or abort).
+    ///   `.entryTooLarge` when the body is over ``Configuration/entryByteLimit`` or larger than the room the
+    ///   pinned entries leave (``roomBesidePinnedEntries(for:)``) (nothing evicted; the writer's file is left for
+    ///   the caller to reclaim or abort).
     @discardableResult
     public func commit(_ writer: BodyWriter, metadata: Data, for key: StoreKey,
                        storageClass: StorageClass = .permanent, pinned: Bool = false) throws(CacheStoreError) -> EntryInfo {
@@ -211,18 +213,51 @@ extension CacheStore {
         }
         if overLimit {
             do {
-                try enforceLimits(now: configuration.currentTime(), includeAge: false)
+                try enforceLimits(now: configuration.currentTime(), includeAge: false, keeping: key)
             } catch {
                 log("sweep after writing \(key) failed: \(error)")
             }
         }
     }
 
-    /// Throws `.entryTooLarge` when a body of `size` bytes is over ``Configuration/entryByteLimit``.
+    /// Throws `.entryTooLarge` when a body of `size` bytes is over ``Configuration/entryByteLimit``, or when it
+    /// does not fit beside the pinned entries (``roomBesidePinnedEntries(for:)``): storing it would evict every
+    /// unpinned entry and then the new one too.
     func requireWithinEntryLimit(_ size: Int64, key: StoreKey) throws(CacheStoreError) {
         if let limit = configuration.entryByteLimit, size > limit {
             throw CacheStoreError(.entryTooLarge, "\(key): \(size) bytes, over the \(limit)-byte entry limit")
         }
+        guard configuration.maxDiskBytes != nil || (configuration.maxEntryCount ?? 0) > 0 else { return }
+        let room = try roomBesidePinnedEntries(for: key)
+        if let bytes = room.bytes, size > bytes {
+            throw CacheStoreError(.entryTooLarge, "\(key): \(size) bytes do not fit in the \(bytes) bytes "
+                + "the pinned entries leave of maxDiskBytes")
+        }
+        if room.entries == 0 {
+            throw CacheStoreError(.entryTooLarge, "\(key): the pinned entries fill maxEntryCount")
+        }
+    }
+
+    /// What the pinned entries leave of the limits for a new body stored under `key`, which replaces that key's
+    /// entry (so a pinned entry of `key` itself does not count): `bytes` of `maxDiskBytes` (nil when unlimited)
+    /// and `entries` of `maxEntryCount` (nil when unlimited, or set to 0 or less: such a limit refuses nothing,
+    /// its sweeps evict), never below 0. Pinned entries are never evicted, so a body larger than `bytes` (or any
+    /// body when `entries` is 0) would be evicted right after its commit, together with every unpinned entry.
+    /// One read of the index (the pinned totals are kept by triggers).
+    /// - Throws: `CacheStoreError` — `.io`, `.busy`, `.corruptIndex`, `.invalidArgument` (closed store).
+    public func roomBesidePinnedEntries(for key: StoreKey) throws(CacheStoreError) -> (bytes: Int64?, entries: Int?) {
+        let maxBytes = configuration.maxDiskBytes
+        let maxCount = configuration.maxEntryCount.flatMap { $0 > 0 ? $0 : nil }
+        guard maxBytes != nil || maxCount != nil else { return (nil, nil) }
+        let (pinned, replaced) = try withIndex { (index: StoreIndex) throws(CacheStoreError) -> ((entries: Int, bytes: Int64), Int64?) in
+            (try index.pinnedTotals(), try index.pinnedSize(of: key))
+        }
+        // The totals are read from a file another process may have damaged: clamped, never trapping.
+        let pinnedBytes = max(0, pinned.bytes - max(0, replaced ?? 0))
+        let pinnedEntries = max(0, pinned.entries - (replaced == nil ? 0 : 1))
+        let bytes = maxBytes.map { max(0, $0 - min($0, pinnedBytes)) }
+        let entries = maxCount.map { max(0, $0 - min($0, pinnedEntries)) }
+        return (bytes, entries)
     }
 
     /// True when `totals` exceed `maxDiskBytes` or `maxEntryCount`.

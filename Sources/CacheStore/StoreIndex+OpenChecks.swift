@@ -9,6 +9,7 @@ extension StoreIndex {
     static let schemaObjectNames = [
         "meta", "entries", "entries_lru", "entries_session", "entries_pending", "totals",
         "entries_insert", "entries_delete", "entries_resize", "partials",
+        "pinned_totals", "pinned_insert", "pinned_delete", "pinned_update",
     ]
     /// The `meta` rows ``setUp()`` inserts.
     static let metaRowNames = [

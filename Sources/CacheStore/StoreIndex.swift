@@ -31,7 +31,8 @@ enum RowState: Int64 {
 /// totals kept by triggers.
 ///
 /// Totals (`entries`, `bytes`) live in a one-row table maintained by triggers in the same transaction as the row
-/// change, so they cannot drift from `SUM(size)`; they are recomputed anyway after an unclean shutdown.
+/// change, so they cannot drift from `SUM(size)`; they are recomputed anyway after an unclean shutdown. The
+/// pinned rows' totals are kept the same way (`pinned_totals`), so the room pinned entries leave is one read.
 /// Not thread-safe: `CacheStore` holds its lock around every call (which is why the properties the hit path
 /// touches opt out of dynamic exclusivity checks).
 final class StoreIndex {
@@ -70,6 +71,8 @@ final class StoreIndex {
 
     /// Whether the `partials` table was seen (it is never dropped once there; see `hasPartialsTable()`).
     var hasPartials = false
+    /// Whether the `pinned_totals` table was seen (it is never dropped once there).
+    private var hasPinnedTotals = false
 
     /// Hit and miss counts of this process already added to the persisted counters (see `flushCounters`).
     var flushedCounters = CacheStoreStatistics.Counters()
@@ -140,6 +143,7 @@ final class StoreIndex {
                 UPDATE totals SET bytes = bytes - OLD.size + NEW.size WHERE id = 1; END;
             """)
             try createPartialsTable()
+            try createPinnedTotals()
         }
     }
 
@@ -409,6 +413,71 @@ final class StoreIndex {
             UPDATE totals SET entries = (SELECT count(*) FROM entries),
                 bytes = (SELECT coalesce(sum(size), 0) FROM entries) WHERE id = 1
             """)
+        if try hasPinnedTotalsTable() {
+            try db.execute("""
+                UPDATE pinned_totals SET entries = (SELECT count(*) FROM entries WHERE pinned <> 0),
+                    bytes = (SELECT coalesce(sum(size), 0) FROM entries WHERE pinned <> 0) WHERE id = 1
+                """)
+        }
+    }
+
+    /// Creates the `pinned_totals` row and the triggers that keep it (call inside the set-up transaction):
+    /// `(entries, bytes)` of the pinned rows, counted from the rows when the table is new (an index set up
+    /// without it). The triggers live in the index, so every writer keeps the row exact, whatever its version.
+    /// - Throws: `CacheStoreError` from SQLite.
+    func createPinnedTotals() throws(CacheStoreError) {
+        try db.execute("""
+            CREATE TABLE IF NOT EXISTS pinned_totals(id INTEGER PRIMARY KEY CHECK (id = 1),
+                entries INTEGER NOT NULL, bytes INTEGER NOT NULL);
+            INSERT OR IGNORE INTO pinned_totals(id, entries, bytes) VALUES(1,
+                (SELECT count(*) FROM entries WHERE pinned <> 0),
+                (SELECT coalesce(sum(size), 0) FROM entries WHERE pinned <> 0));
+            CREATE TRIGGER IF NOT EXISTS pinned_insert AFTER INSERT ON entries WHEN NEW.pinned <> 0 BEGIN
+                UPDATE pinned_totals SET entries = entries + 1, bytes = bytes + NEW.size WHERE id = 1; END;
+            CREATE TRIGGER IF NOT EXISTS pinned_delete AFTER DELETE ON entries WHEN OLD.pinned <> 0 BEGIN
+                UPDATE pinned_totals SET entries = entries - 1, bytes = bytes - OLD.size WHERE id = 1; END;
+            CREATE TRIGGER IF NOT EXISTS pinned_update AFTER UPDATE OF size, pinned ON entries
+                WHEN OLD.pinned <> 0 OR NEW.pinned <> 0 BEGIN
+                UPDATE pinned_totals SET
+                    entries = entries - (OLD.pinned <> 0) + (NEW.pinned <> 0),
+                    bytes = bytes - (CASE WHEN OLD.pinned <> 0 THEN OLD.size ELSE 0 END)
+                        + (CASE WHEN NEW.pinned <> 0 THEN NEW.size ELSE 0 END)
+                    WHERE id = 1; END;
+            """)
+    }
+
+    /// Whether the `pinned_totals` table exists (an index set up by a version without it and opened read-only
+    /// has none).
+    /// - Throws: `CacheStoreError` from SQLite.
+    private func hasPinnedTotalsTable() throws(CacheStoreError) -> Bool {
+        if hasPinnedTotals { return true }
+        let s = try db.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'pinned_totals'")
+        defer { s.reset() }
+        hasPinnedTotals = try s.step() && s.int64(0) == 1
+        return hasPinnedTotals
+    }
+
+    /// `(entries, bytes)` of the pinned rows: from `pinned_totals` (one row read), or counted from the rows when
+    /// the index has no such table.
+    /// - Throws: `CacheStoreError` from SQLite.
+    func pinnedTotals() throws(CacheStoreError) -> (entries: Int, bytes: Int64) {
+        let sql = try hasPinnedTotalsTable()
+            ? "SELECT entries, bytes FROM pinned_totals WHERE id = 1"
+            : "SELECT count(*), coalesce(sum(size), 0) FROM entries WHERE pinned <> 0"
+        let s = try db.prepare(sql)
+        defer { s.reset() }
+        guard try s.step() else { return (0, 0) }
+        return (Int(s.int64(0)), s.int64(1))
+    }
+
+    /// The size of `key`'s row when it is pinned, nil when the row is absent or unpinned.
+    /// - Throws: `CacheStoreError` from SQLite.
+    func pinnedSize(of key: StoreKey) throws(CacheStoreError) -> Int64? {
+        let s = try db.prepare("SELECT size FROM entries WHERE primary_key = ? AND variant = ? AND pinned <> 0")
+        s.bind(1, key.primary)
+        s.bind(2, key.variant)
+        defer { s.reset() }
+        return try s.step() ? s.int64(0) : nil
     }
 
     /// The namespace's random secret (32 bytes, written once by `setUp`), or nil when the index has none (an index
