@@ -33,7 +33,8 @@ extension CacheStore {
         try requireWithinEntryLimit(Int64(body.count), key: key)
         let now = configuration.currentTime()
         let info = EntryInfo(key: key, metadata: metadata, bodySize: Int64(body.count),
-                             checksum: BlobFiles.checksum(body), storageClass: storageClass, isPinned: pinned,
+                             checksum: BlobFiles.checksum(body), storageClass: storageClass,
+                             isPinned: pinned || wasPinnedBeforeDrop(key),
                              createdAt: now, lastAccessedAt: now)
         if body.count <= configuration.inlineThreshold {
             try commitRow(IndexRow(info: info, blobID: nil, inlineBody: body), newBlob: nil,
@@ -115,8 +116,8 @@ extension CacheStore {
         // The file whose size and crc32 `finish` just computed (it read back what was not yet counted).
         let finished = BlobFiles.info(files.handles.tmp, writer.name)
         let now = configuration.currentTime()
-        let info = EntryInfo(key: key, metadata: metadata, bodySize: size, checksum: crc,
-                             storageClass: storageClass, isPinned: pinned, createdAt: now, lastAccessedAt: now)
+        let info = EntryInfo(key: key, metadata: metadata, bodySize: size, checksum: crc, storageClass: storageClass,
+                             isPinned: pinned || wasPinnedBeforeDrop(key), createdAt: now, lastAccessedAt: now)
         do {
             try fault("tmp-synced")
         } catch {
@@ -197,6 +198,7 @@ extension CacheStore {
             throw error
         }
         if let memoryEntry { memory.insert(memoryEntry) } else { memory.remove(key) }
+        if row.info.isPinned { forgetDroppedPin(key.primary) }
         if let idlePartial { files.removeTemporary(idlePartial) }
         do throws(CacheStoreError) {
             do {
@@ -218,6 +220,17 @@ extension CacheStore {
                 log("sweep after writing \(key) failed: \(error)")
             }
         }
+    }
+
+    /// Whether `key`'s primary key had a pinned entry this store dropped as damaged (``pinsOfDroppedEntries``):
+    /// the body stored for it now replaces that entry and keeps its pin.
+    func wasPinnedBeforeDrop(_ key: StoreKey) -> Bool {
+        pinsOfDroppedEntries.withLock { $0.contains(key.primary) }
+    }
+
+    /// Forgets the pin remembered for `primary` (stored again, or removed).
+    func forgetDroppedPin(_ primary: String) {
+        pinsOfDroppedEntries.withLock { _ = $0.remove(primary) }
     }
 
     /// Throws `.entryTooLarge` when a body of `size` bytes is over ``Configuration/entryByteLimit``, or when it
@@ -309,6 +322,7 @@ extension CacheStore {
     ///   `.permissionDenied` (read-only store), `.invalidArgument` (closed store).
     public func remove(_ key: StoreKey) throws(CacheStoreError) {
         memory.remove(key)
+        forgetDroppedPin(key.primary)
         try deleteRows { (index: StoreIndex) throws(CacheStoreError) in try index.delete(key) }
         try removePartial(for: key)
     }
@@ -318,6 +332,7 @@ extension CacheStore {
     ///   `.permissionDenied` (read-only store), `.invalidArgument` (closed store).
     public func removeAll(forPrimaryKey primary: String) throws(CacheStoreError) {
         memory.remove { $0.primary == primary }
+        forgetDroppedPin(primary)
         try deleteRows(partialsOf: primary) { (index: StoreIndex) throws(CacheStoreError) in try index.deleteVariants(of: primary) }
     }
 
@@ -326,6 +341,7 @@ extension CacheStore {
     ///   `.permissionDenied` (read-only store), `.invalidArgument` (closed store).
     public func removeAll() throws(CacheStoreError) {
         memory.remove(where: nil)
+        pinsOfDroppedEntries.withLock { $0.removeAll() }
         try deleteRows(partialsOf: .some(nil)) { (index: StoreIndex) throws(CacheStoreError) in try index.deleteAll() }
     }
 

@@ -41,6 +41,11 @@ public final class CacheStore: Sendable {
     let verifiedBlobs = Mutex<[String: BlobFiles.FileIdentity]>([:])
     /// Blob ids renamed into `blobs/` whose row is not committed yet (`verify(repair:)` never removes them).
     let inFlightBlobs = Mutex<Set<String>>([])
+    /// Primary keys whose pinned entry this store dropped as damaged or unreadable: the entry stored next for
+    /// such a key (its refetch) is pinned, as a replacement of a pinned entry is. Held in this process only: a
+    /// damaged pinned entry dropped by another process (or by `verify(repair:)` before a restart) is refetched
+    /// unpinned. Forgotten when the key is stored again or removed.
+    let pinsOfDroppedEntries = Mutex<Set<String>>([])
     /// Rows waiting for the group commit (``groupCommit(_:)``).
     let commitQueue = CommitQueue()
     /// The cross-process key locks this store holds (``acquireKeyLock(_:timeout:)``).
@@ -417,13 +422,17 @@ public final class CacheStore: Sendable {
     }
 
     /// Deletes `key`'s row if it still uses `blobID` (a concurrent replacement is kept), and the blob file.
-    /// A read-only or closed store only forgets the entry from memory.
+    /// A read-only or closed store only forgets the entry from memory. A pinned row's pin is remembered for the
+    /// entry stored next under its primary key (``pinsOfDroppedEntries``).
     func drop(_ key: StoreKey, blobID: String?) {
         memory.remove(key)
         guard !isReadOnly, !closedFlag.load(ordering: .relaxed) else { return }
         do {
-            _ = try writeTransaction { (index: StoreIndex) throws(CacheStoreError) -> Int in
-                try index.delete(key, ifBlobIs: blobID).count
+            let removed = try writeTransaction { (index: StoreIndex) throws(CacheStoreError) -> [RemovedRow] in
+                try index.delete(key, ifBlobIs: blobID)
+            }
+            if removed.contains(where: \.pinned) {
+                pinsOfDroppedEntries.withLock { _ = $0.insert(key.primary) }
             }
         } catch {
             log("could not delete bad entry \(key): \(error)")

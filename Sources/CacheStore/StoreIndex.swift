@@ -17,6 +17,8 @@ struct IndexRow: Sendable {
 struct RemovedRow: Sendable {
     var key: StoreKey
     var blobID: String?
+    /// Whether the row was pinned.
+    var pinned = false
 }
 
 /// The value of the `state` column. Every row this version writes is ``complete``: it inserts a row only once
@@ -700,16 +702,16 @@ final class StoreIndex {
         try delete(where: "state <> \(RowState.complete.rawValue)")
     }
 
-    /// Deletes the rows matching `condition`; returns their keys and blob ids.
+    /// Deletes the rows matching `condition`; returns their keys, blob ids and pins.
     private func delete(where condition: String,
                         bind: (SQLiteStatement) -> Void = { _ in }) throws(CacheStoreError) -> [RemovedRow] {
-        let s = try db.prepare("DELETE FROM entries WHERE \(condition) RETURNING primary_key, variant, blob_id")
+        let s = try db.prepare("DELETE FROM entries WHERE \(condition) RETURNING primary_key, variant, blob_id, pinned")
         bind(s)
         defer { s.reset() }
         var removed: [RemovedRow] = []
         while try s.step() {
             removed.append(RemovedRow(key: StoreKey(primary: s.string(0) ?? "", variant: s.string(1) ?? ""),
-                                      blobID: s.string(2)))
+                                      blobID: s.string(2), pinned: s.int64(3) != 0))
         }
         for row in removed { pendingTouches[row.key] = nil }
         return removed
