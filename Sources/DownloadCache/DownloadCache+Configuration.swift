@@ -26,12 +26,16 @@ extension DownloadCache {
         /// URLSessionDataDelegate `urlSession(_:dataTask:willCacheResponse:completionHandler:)`), but a download
         /// cache holds fewer, larger files.
         public var maxEntryBytes: Int64?
-        /// Bytes one response body may write to the cache's disk (the store's `tmp/`, or the private download
-        /// directory) before its transfer is stopped and fails with `DownloadError.Code.bodyTooLarge`
-        /// (``TransportError/bodyTooLarge(limit:)``); nothing is stored. It bounds an endless or runaway body,
-        /// whether the caller waits for the whole response or streams it (a stream reads the body back from
-        /// that file). Independent of ``maxDiskBytes``: a body larger than the cache is still delivered, just
-        /// not stored. `nil` = unlimited. Default 4 GiB.
+        /// Bytes a response body of unknown length (chunked, or ended by closing the connection) may write to the
+        /// cache's disk (the store's `tmp/`, or the private download directory) before its transfer is stopped and
+        /// fails with `DownloadError.Code.bodyTooLarge` (``TransportError/bodyTooLarge(limit:)``); nothing is
+        /// stored. It bounds an endless or runaway body, whether the caller waits for the whole response or
+        /// streams it (a stream reads the body back from that file), and whether it is to be stored or not
+        /// (`writeToCache: false`, over ``maxEntryBytes``): the body passes through that file either way. A body
+        /// framed by its `Content-Length` (without a content coding) cannot outgrow that announcement, which is
+        /// its bound instead: it is delivered whatever its size (stored when it may be). Independent of
+        /// ``maxDiskBytes``: a body larger than the cache is still delivered, just not stored. `nil` = unlimited.
+        /// Default 4 GiB.
         public var maxTransferBytes: Int64? = 4 << 30
         /// Seconds since last access after which an entry is dropped; `nil` = never. Default 7 days.
         public var maxAge: TimeInterval? = 7 * 86_400

@@ -75,6 +75,7 @@ extension DownloadCache {
         var received: TransportResponse
         switch await send(resumed.map { Self.resumeRequest(sent, $0) } ?? sent, to: sink.file, options: options,
                           head: { head in
+                              Self.allowAnnouncedLength(of: head, in: sink.file)
                               transfer.receivedHead(head)
                               Self.tapBody(options.bodyTap, head: head, sink: sink, resumed: resumed, transfer: transfer)
                           }, bodyProgress: transfer.receivedBytes) {
@@ -145,6 +146,24 @@ extension DownloadCache {
         }
         return complete(received, sink: sink, original: original, options: options,
                         requestTime: requestTime, responseTime: responseTime, reason: reason + resumedNote)
+    }
+
+    /// Lets `file` hold the body `head` announces even when that is over `maxTransferBytes`: the cap bounds a body
+    /// of unknown length (chunked, or closed by the connection), such as an endless one; a body framed by its
+    /// `Content-Length` (RFC 9112 §6.3: no `Transfer-Encoding`; no `Content-Encoding`, so what is written is what
+    /// was announced, not a decoding of it) cannot outgrow it, so the announcement is its bound. A body stored or not (`--no-store`, over
+    /// `maxEntryBytes`) of any announced size is delivered; one of unknown length still fails once over the cap,
+    /// stored or not, since it is written to disk on its way to the caller.
+    static func allowAnnouncedLength(of head: TransportResponseHead, in file: ResponseBodyFile) {
+        let headers = head.headers
+        guard head.decodedContentEncoding == nil, !headers.contains("Transfer-Encoding"),
+              !headers.contains("Content-Encoding") else { return }
+        let lengths = headers.values(for: "Content-Length")
+        guard let first = lengths.first, lengths.allSatisfy({ $0 == first }) else { return }
+        let digits = HTTPHeaders.trimOWS(first)
+        guard !digits.isEmpty, digits.utf8.count <= 18, digits.utf8.allSatisfy({ (48...57).contains($0) }),
+              let length = Int64(digits) else { return }
+        file.raiseLimit(toAtLeast: length)
     }
 
     /// One transport exchange under its origin's concurrency limit (`maxConcurrentDownloads`), reporting progress;

@@ -339,7 +339,7 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
             let rule = stallRule ?? StallRule(minimumBytes: 0, seconds: 0)
             return "timed out: stalled (fewer than \(rule.minimumBytes) bytes in \(Self.seconds(rule.seconds)) s)"
         case .bodyTooLarge:
-            return "body too large: over the \(byteLimit ?? 0)-byte limit one transfer may write (maxTransferBytes); stopped there"
+            return "body too large: over the \(byteLimit ?? 0)-byte limit one transfer of a body of unknown or content-coded length may write (maxTransferBytes); stopped there"
         case .other:
             return detail
         default:

@@ -121,6 +121,13 @@ public final class ResponseBodyFile: Sendable {
         counter.withLock { $0.limit = limit.map { max(0, $0) } }
     }
 
+    /// Raises the limit to at least `bytes` (nothing changes when unlimited or already higher).
+    func raiseLimit(toAtLeast bytes: Int64) {
+        counter.withLock { counter in
+            if let limit = counter.limit { counter.limit = max(limit, bytes) }
+        }
+    }
+
     /// Whether a write was refused because it would have gone over the limit.
     var limitExceeded: Bool { counter.withLock { $0.exceeded } }
 
