@@ -126,6 +126,14 @@ extension PinningCommand {
                                  kind: .storage, url: url)
         }
         guard changed > 0 else {
+            // A partial (interrupted transfer) is not an entry yet: say so rather than "nothing stored".
+            if let kept = cache.partialDescriptions(for: url).max(by: { $0.bytesKept < $1.bytesKept }) {
+                let of = kept.completeLength.map { " of \(Formatting.bytes($0))" } ?? ""
+                throw CommandFailure("not cached: only a partial download of \(TerminalText.escaped(url.absoluteString)) "
+                    + "is kept (\(Formatting.bytes(kept.bytesKept))\(of) from an interrupted transfer); a partial cannot be "
+                    + "\(name)ned: `dlcache get\(pinned ? " --pin" : "") URL` resumes it\(pinned ? " and pins the complete response" : "")",
+                                     kind: .notCached, url: url)
+            }
             throw CommandFailure("not cached: nothing stored for \(url.absoluteString)", kind: .notCached, url: url)
         }
         if parsed.flag("json") {

@@ -202,7 +202,8 @@ package enum GetCommand: Command {
         }
         var options = try requestOptions(parsed)
         let trust = try TLSOptions.trust(parsed, context: context)
-        if parsed.flag("verbose") {
+        // Said under -v, and on a terminal unless -s: a get that waits silently looks hung.
+        if parsed.flag("verbose") || (context.console.stderrIsTerminal && messages.messages) {
             let console = context.console
             options.waitingForAnotherProcess = { url in
                 console.err("waiting for another dlcache process downloading \(TerminalText.escaped(url.absoluteString)) "
@@ -328,7 +329,7 @@ package enum GetCommand: Command {
             } catch {
                 let kept = await GetStreaming.keptBytes(after: error, url: request.url, cache: cache)
                 let message = ResponseDescription.failureMessage(error, url: request.url, kept: kept,
-                                                                 consultedCache: options.readFromCache)
+                                                                 consultedCache: options.readFromCache, pinning: options.pin)
                 if retriesLeft, RetryRule.isTransient(error) {
                     try await retry.wait(attempt: attempt, reason: message, retryAfter: nil, context: context)
                     continue

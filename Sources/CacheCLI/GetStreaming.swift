@@ -184,7 +184,7 @@ enum GetStreaming {
             let notKept = (kept ?? 0) > 0 ? ""
                 : EntryLimitNotice.notKeptClause(headers: stream.headers, limit: cache.store.configuration.entryByteLimit)
             throw CommandFailure(ResponseDescription.failureMessage(error, url: request.url, kept: kept,
-                                                  consultedCache: options.readFromCache) + notKept
+                                                  consultedCache: options.readFromCache, pinning: options.pin) + notKept
                 + GetCommand.staleCopyHint(error, request: request, options: options, cache: cache) + partial,
                 kind: FailureKind(error), url: error.url ?? request.url)
         }

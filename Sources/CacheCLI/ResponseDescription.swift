@@ -67,7 +67,11 @@ enum ResponseDescription {
     ///
     /// `consultedCache` false (`--no-read`): the cache was not asked, so the message says that instead of
     /// "nothing usable is cached".
-    static func failureMessage(_ error: any Error, url: URL, kept: Int64? = nil, consultedCache: Bool = true) -> String {
+    ///
+    /// `pinning` (`--pin`): bytes kept say the pin is not kept with them (a partial is not an entry, and the
+    /// index has no pin for it), so only a later `get --pin` pins the complete response.
+    static func failureMessage(_ error: any Error, url: URL, kept: Int64? = nil, consultedCache: Bool = true,
+                               pinning: Bool = false) -> String {
         guard let error = error as? DownloadError else {
             return "cannot get \(url.absoluteString): \(ErrorText.describe(error))"
         }
@@ -76,7 +80,8 @@ enum ResponseDescription {
         let detail = ErrorText.oneLine(error.detail)
         let kind = FailureKind(error)
         let nothing = consultedCache ? " and nothing usable is cached" : "; --no-read skipped the cache"
-        let resumes = kept.map { $0 > 0 ? "; the \(Formatting.bytes($0)) received so far are kept and the next get resumes from there" : "" } ?? ""
+        let pinNote = pinning ? " (not pinned: a partial keeps no pin, so resume it with get --pin to pin the complete response)" : ""
+        let resumes = kept.map { $0 > 0 ? "; the \(Formatting.bytes($0)) received so far are kept and the next get resumes from there\(pinNote)" : "" } ?? ""
         switch kind {
         case .dns:
             return "network error: cannot resolve the origin's host name for \(target)\(nothing) (\(detail))"

@@ -10,8 +10,8 @@ import DownloadCache
 enum StorageLimitOptions {
     /// The two options, in help order.
     static let options: [OptionSpec] = [
-        OptionSpec("max-disk", .value("size"), help: "Bytes of bodies kept on disk before the least recently used are evicted, > 0: 65536, 512K, 10MB, 1.5G (K/M/G = 1024-based, also as KiB/MiB/GiB; default 1G)."),
-        OptionSpec("max-entry", .value("size"), help: "Largest body stored, > 0, same units; larger ones are delivered (with a warning), not stored or kept to resume, nothing evicted (default: max-disk/8)."),
+        OptionSpec("max-disk", .value("size"), help: "Most bytes of bodies on disk, complete and partial, > 0: 65536, 512K, 10MB, 1.5G (K/M/G = 1024-based, also as KiB/MiB/GiB; default 1G); over it the least recently used unpinned ones are evicted."),
+        OptionSpec("max-entry", .value("size"), help: "Largest body stored, > 0, same units, at most max-disk (default: max-disk/8); a larger one, or one that does not fit beside the pinned entries, is delivered with a warning, not stored or kept to resume, and nothing is evicted."),
     ]
 
     /// The two options for `stats`, which reports against the limits and removes nothing.

@@ -2,6 +2,7 @@ import CacheStore
 import Foundation
 import HTTPCacheSemantics
 import SharedTier
+import Synchronization
 
 extension DownloadCache {
     /// The slow path of a GET, run once per coalesced group: re-reads the cache (a previous group may have
@@ -72,9 +73,14 @@ extension DownloadCache {
         let requestTime = configuration.now()
         let transfer = PartialTransfer(cache: self, writer: sink.bodyWriter, original: original, options: options,
                                        requestTime: requestTime, resumed: resumed)
+        // When the final head arrived: the response time of RFC 9111 §4.2.3, so a body's transfer time does not
+        // count towards its age.
+        let headTime = HeadArrival()
+        let clock = configuration.now
         var received: TransportResponse
         switch await send(resumed.map { Self.resumeRequest(sent, $0) } ?? sent, to: sink.file, options: options,
                           head: { head in
+                              headTime.record(clock())
                               Self.allowAnnouncedLength(of: head, in: sink.file)
                               transfer.receivedHead(head)
                               Self.tapBody(options.bodyTap, head: head, sink: sink, resumed: resumed, transfer: transfer)
@@ -90,7 +96,7 @@ extension DownloadCache {
             }
             return fallback(after: DownloadError(error), status: nil, original: original, stored: stored, options: options)
         }
-        let responseTime = configuration.now()
+        let responseTime = headTime.time ?? configuration.now()
         var resumedNote = ""
         if let resumed {
             switch transfer.outcome {
@@ -252,4 +258,13 @@ extension DownloadCache {
         }
         return .failure(DownloadError(.storage, "stored body vanished during revalidation of \(original.url.absoluteString)"))
     }
+}
+
+/// When an exchange's final response head arrived (set on the transport's thread, read after the exchange).
+final class HeadArrival: Sendable {
+    private let value = Mutex<Date?>(nil)
+    /// Records `time` (a later head, after a redirect or an interim response, replaces an earlier one).
+    func record(_ time: Date) { value.withLock { $0 = time } }
+    /// The time recorded; nil when no head was reported.
+    var time: Date? { value.withLock { $0 } }
 }

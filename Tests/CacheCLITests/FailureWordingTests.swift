@@ -70,4 +70,30 @@ import CacheTestSupport
         #expect(first.wait(timeout: .seconds(60))?.status == 0)
         #expect(try await origin.hits("/slow").total == 1)
     }
+
+    /// The same on a terminal without -v (a get waiting silently looks hung); never under -s.
+    @Test(.enabled(if: ExecutableTests.binary != nil, "dlcache is not built next to the test bundle"))
+    func waitingForAnotherProcessIsSaidOnATerminal() async throws {
+        let origin = try await OriginServer.start()
+        defer { origin.stop() }
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let env = ["DLCACHE_DIR": cli.directory.path, "HOME": cli.directory.path]
+        try await origin.configure(path: "/slow", headers: [("Cache-Control", "max-age=600")], size: 6_250_000,
+                                   rate: 250_000)
+        let binary = try #require(ExecutableTests.binary).path
+        let url = origin.url("/slow").absoluteString
+        let first = try ChildProcess([binary, "get", "-o", "/dev/null", url], environment: env, stdout: .discard)
+        defer { first.killAndReap() }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while try await origin.hits("/slow").total == 0, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let output = cli.directory.appendingPathComponent("out.bin")
+        let second = await cli.run(["get", "-o", output.path, url], terminal: true)
+        #expect(second.code == 0, "\(second.err)")
+        #expect(second.err.contains("waiting for another dlcache process downloading \(url)"), "\(second.err)")
+        #expect(first.wait(timeout: .seconds(60))?.status == 0)
+        #expect(try await origin.hits("/slow").total == 1)
+    }
 }
