@@ -39,7 +39,7 @@ public final class BodyWriter: Sendable {
         self.name = name
         self.files = files
         self.path = files.tmpPath + "/" + name
-        self.fileURL = URL(fileURLWithPath: path)
+        self.fileURL = URL(fileURLWithPath: path, isDirectory: false)
         self.storeID = storeID
         self.state = Mutex(State(fd: fd, created: fd >= 0, bytesWritten: verified, crc: crc))
     }

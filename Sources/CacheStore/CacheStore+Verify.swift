@@ -38,7 +38,7 @@ extension CacheStore {
         let opened: OpenedBody
         do {
             let (fd, identity) = try files.openBlob(blob, expectedSize: row.info.bodySize)
-            opened = OpenedBody(fd: fd, url: URL(fileURLWithPath: files.blobPath(blob)), size: row.info.bodySize)
+            opened = OpenedBody(fd: fd, url: URL(fileURLWithPath: files.blobPath(blob), isDirectory: false), size: row.info.bodySize)
             let checked = try BlobFiles.check(fd: fd, path: files.blobPath(blob), identity: identity,
                                               expectedSize: row.info.bodySize, checksum: row.info.checksum) {
                 identity in verifiedBlobs.withLock { $0[blob] == identity }
@@ -280,7 +280,7 @@ extension CacheStore {
         let identity: BlobFiles.FileIdentity
         do {
             let (fd, found) = try files.openBlob(blob, expectedSize: row.info.bodySize)
-            opened = OpenedBody(fd: fd, url: URL(fileURLWithPath: files.blobPath(blob)), size: row.info.bodySize)
+            opened = OpenedBody(fd: fd, url: URL(fileURLWithPath: files.blobPath(blob), isDirectory: false), size: row.info.bodySize)
             identity = found
         } catch {
             log("openBodyCheckedWhileServed(\(key)): dropping unreadable entry: \(error)")

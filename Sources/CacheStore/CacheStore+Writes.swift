@@ -67,7 +67,7 @@ extension CacheStore {
             try commitRow(IndexRow(info: info, blobID: id, inlineBody: nil), newBlob: id, step: "blob-renamed",
                           memoryEntry: StoredEntry(info: info, body: body),
                           syncDescriptor: configuration.durability == .powerLoss ? fd : -1)
-            return (info, URL(fileURLWithPath: files.blobPath(id)))
+            return (info, URL(fileURLWithPath: files.blobPath(id), isDirectory: false))
         }
     }
 
