@@ -78,6 +78,7 @@ extension CacheStore {
             files.removeSession(sessionMarker)
         }
         Self.releaseLock(lockFD)
+        keyLocks.close()
         generation.detach()
         files.handles.close()
         return true

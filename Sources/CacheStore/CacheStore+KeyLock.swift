@@ -34,10 +34,13 @@ public final class KeyLock: Sendable {
     }
 }
 
-/// The key hashes a store holds locked, through one key-lock handle for the whole store (open while any is held).
+/// The key hashes a store holds locked, through one key-lock handle for the whole store. The handle stays open
+/// between holds (no open and close per fetch); the first hold after an idle spell checks that `locks/` still
+/// names it (`cs_key_locks_current`) and opens it again when not, so a lock file replaced or removed meanwhile is
+/// never locked through a stale descriptor. ``close()`` (the store closing) closes it.
 final class KeyLockTable: Sendable {
     struct Held {
-        /// The handle of `cs_key_locks_open`, -1 while no key is held.
+        /// The handle of `cs_key_locks_open`, -1 before the first hold and after ``close()``.
         var handle: Int32 = -1
         /// Each held hash with its `cs_key_unlock` token.
         var tokens: [UInt64: Int32] = [:]
@@ -49,8 +52,15 @@ final class KeyLockTable: Sendable {
     func tryHold(_ hash: UInt64, root: Int32) -> KeyLockFile.Attempt {
         held.withLock { held -> KeyLockFile.Attempt in
             guard held.tokens[hash] == nil else { return .busy }
+            if held.handle >= 0, held.tokens.isEmpty, cs_key_locks_current(root, held.handle) == 0 {
+                _ = cs_close(held.handle)
+                held.handle = -1
+            }
             var handle = held.handle
             if handle < 0 {
+                if cs_make_directory_at(root, "locks", 0o700) != 0, cs_classify_error(cs_errno()) != CS_ERROR_EXISTS {
+                    return .failed
+                }
                 let directory = cs_open_directory_at(root, "locks")
                 guard directory >= 0 else { return .failed }
                 handle = cs_key_locks_open(directory)
@@ -73,15 +83,26 @@ final class KeyLockTable: Sendable {
         }
     }
 
-    /// Unlocks `hash`; the last held key closes the handle.
+    /// Unlocks `hash` (the handle stays open for the next hold).
     func release(_ hash: UInt64) {
         held.withLock { held in
             guard let token = held.tokens.removeValue(forKey: hash) else { return }
             _ = cs_key_unlock(held.handle, hash, token)
-            if held.tokens.isEmpty {
-                _ = cs_close(held.handle)
-                held.handle = -1
-            }
+        }
+    }
+
+    /// Closes the handle unless a key is still held through it (then the table's end closes it).
+    func close() {
+        held.withLock { held in
+            guard held.handle >= 0, held.tokens.isEmpty else { return }
+            _ = cs_close(held.handle)
+            held.handle = -1
+        }
+    }
+
+    deinit {
+        held.withLock { held in
+            if held.handle >= 0 { _ = cs_close(held.handle) }
         }
     }
 }
@@ -109,9 +130,6 @@ extension CacheStore {
     public func acquireKeyLock(_ key: String, timeout: TimeInterval,
                                onWait: (@Sendable () -> Void)? = nil) async -> KeyLockAcquisition {
         guard !isReadOnly, !isClosed, files.handles.root >= 0 else { return .unavailable }
-        if cs_make_directory_at(files.handles.root, "locks", 0o700) != 0, cs_classify_error(cs_errno()) != CS_ERROR_EXISTS {
-            return .unavailable
-        }
         let hash = KeyLockFile.hash(for: key)
         let deadline = Date().addingTimeInterval(max(0, timeout))
         var waited = false

@@ -594,6 +594,17 @@ int cs_key_locks_open(int directory) {
 #endif
 }
 
+int cs_key_locks_current(int root, int handle) {
+    struct stat held, named;
+    if (fstat(handle, &held) != 0) return 0;
+    if (fstatat(root, "locks", &named, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(named.st_mode)) return 0;
+#ifndef __APPLE__
+    // `locks` was a real directory just now; its entry `keys.lock` is looked at without following a link.
+    if (fstatat(root, "locks/keys.lock", &named, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(named.st_mode)) return 0;
+#endif
+    return held.st_dev == named.st_dev && held.st_ino == named.st_ino;
+}
+
 #ifndef __APPLE__
 // Sets (F_WRLCK) or clears (F_UNLCK) the one-byte open-file-description lock of `hash` (top bit cleared, so the
 // offset is a valid off_t) without waiting, retrying EINTR; `range` holds the request afterwards. 0 or -1 (errno).

@@ -210,6 +210,10 @@ enum cs_key_lock_result {
 /// CS_ERROR_NOT_REGULAR), on Apple platforms a descriptor of the directory. Close it with `cs_close` once no key
 /// it holds is held any more (closing releases them).
 int cs_key_locks_open(int directory);
+/// 1 when `handle` (from `cs_key_locks_open` on `root`'s directory `locks`) is still what that name holds: `locks`
+/// is a directory (not a symbolic link) and, on Linux, its `keys.lock` is the very file `handle` has open; on Apple
+/// platforms `locks` is the very directory. Else 0 (then open the handle again). Follows no symbolic link.
+int cs_key_locks_current(int root, int handle);
 /// One attempt, never waiting, to lock the key whose 64-bit hash is `hash` (its top bit is ignored) through
 /// `handle`. On CS_KEY_LOCK_HELD `*token` is what `cs_key_unlock` needs (-1 on Linux; the key file on Apple).
 /// A handle that already holds `hash` is not refused again (the caller keeps one hold per hash).
