@@ -187,13 +187,22 @@ final class SQLiteConnection {
         return SQLiteStatement(handle: statement, connection: self)
     }
 
+    /// Runs the one statement `sql` (no result rows: `BEGIN`, `COMMIT`, `SAVEPOINT`…) through its cached prepared
+    /// statement, so it is parsed once per connection rather than on every call as by ``execute(_:)``.
+    /// - Throws: `CacheStoreError` from prepare or step.
+    func run(_ sql: String) throws(CacheStoreError) {
+        let statement = try prepare(sql)
+        defer { statement.reset() }
+        try statement.step()
+    }
+
     /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT`, rolling back when it throws.
     /// - Throws: `body`'s error or the commit's `CacheStoreError`.
     func transaction<T>(_ body: () throws(CacheStoreError) -> T) throws(CacheStoreError) -> T {
-        try execute("BEGIN IMMEDIATE")
+        try run("BEGIN IMMEDIATE")
         do {
             let value = try body()
-            try execute("COMMIT")
+            try run("COMMIT")
             return value
         } catch {
             _ = sqlite3_exec(handle, "ROLLBACK", nil, nil, nil)
@@ -205,10 +214,10 @@ final class SQLiteConnection {
     /// are rolled back and the transaction goes on.
     /// - Throws: `body`'s error or the savepoint's `CacheStoreError`.
     func savepoint<T>(_ body: () throws(CacheStoreError) -> T) throws(CacheStoreError) -> T {
-        try execute("SAVEPOINT row")
+        try run("SAVEPOINT row")
         do {
             let value = try body()
-            try execute("RELEASE row")
+            try run("RELEASE row")
             return value
         } catch {
             _ = sqlite3_exec(handle, "ROLLBACK TO row; RELEASE row", nil, nil, nil)
