@@ -239,6 +239,15 @@ public final class CacheStore: Sendable {
 
     // MARK: Reads
 
+    /// The namespace's shared change counter now, for a caller that keeps what it read from the index: while it
+    /// returns the same value, no process has committed a write to the namespace since (every committed write
+    /// bumps it, after its commit). `nil` when the counter is not shared (it cannot tell) or was lost (see
+    /// `SharedGeneration`): then nothing read may be reused.
+    package var changeCounter: UInt64? {
+        guard generation.isShared, !generation.isLost else { return nil }
+        return generation.current
+    }
+
     /// What the index knows about `key` (metadata included, body not read); nil when absent or unreadable.
     /// Refreshes the entry's last-access time.
     public func info(for key: StoreKey) -> EntryInfo? {
@@ -381,7 +390,7 @@ public final class CacheStore: Sendable {
                 guard let row = try index.row(for: key, withBody: false, generation: generationNow),
                       let blob = row.blobID else { return nil }
                 if refreshingAccessTime && !isReadOnly { index.pendingTouches[key] = now.timeIntervalSince1970 }
-                return URL(fileURLWithPath: files.blobPath(blob))
+                return URL(fileURLWithPath: files.blobPath(blob), isDirectory: false)
             }
         } catch {
             log("bodyFileURL(\(key)) failed: \(error)")

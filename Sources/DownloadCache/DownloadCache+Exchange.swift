@@ -7,10 +7,11 @@ import Synchronization
 extension DownloadCache {
     /// The slow path of a GET, run once per coalesced group: re-reads the cache (a previous group may have
     /// just stored it), asks RFC 9111 for a decision and performs it.
-    func resolveGET(_ request: CacheRequest, options: RequestOptions) async -> Result<CachedResponse, DownloadError> {
+    func resolveGET(_ request: CacheRequest, options: RequestOptions,
+                    lookup: CandidateLookup? = nil) async -> Result<CachedResponse, DownloadError> {
         let now = configuration.now()
         let evaluation = evaluationOptions(options)
-        let stored = options.readsCache ? candidates(for: request).first : nil
+        let stored = options.readsCache ? reusableCandidates(lookup, for: request).first : nil
         if options.readsCache && stored == nil { store.recordLookup(hit: false) }  // a miss in `dlcache stats`
         let decision = RFC9111.evaluate(request: request, stored: stored?.metadata.stored, now: now, options: evaluation)
         switch decision {
@@ -28,9 +29,11 @@ extension DownloadCache {
             }
             return await exchange(request, original: request, stored: nil, options: options, reason: reason)
         case .revalidate(let conditional, let reason):
-            return await coordinatedExchange(conditional, original: request, stored: stored, options: options, reason: reason)
+            return await coordinatedExchange(conditional, original: request, stored: stored, options: options,
+                                             reason: reason, lookup: lookup)
         case .fetch(let reason):
-            return await coordinatedExchange(request, original: request, stored: stored, options: options, reason: reason)
+            return await coordinatedExchange(request, original: request, stored: stored, options: options,
+                                             reason: reason, lookup: lookup)
         case .unsatisfiable(let reason):
             return .failure(DownloadError(.notCached, reason))
         }

@@ -28,6 +28,15 @@ final class MetadataDecodeCache: Sendable {
     }
 }
 
+/// The candidates of one lookup (``DownloadCache/candidates(for:)``) with the store's change counter read before
+/// it, so the steps of one request that would read the index again can reuse them while no write has been
+/// committed since (``DownloadCache/reusableCandidates(_:)``).
+struct CandidateLookup: Sendable {
+    let candidates: [StoredCandidate]
+    /// ``CacheStore/changeCounter`` before the read; nil: never reusable.
+    let counter: UInt64?
+}
+
 extension DownloadCache {
     /// The stored responses for `request`'s primary key that match it (RFC 9111 §4.1), newest first, as this
     /// cache's mode may serve them (``RFC9111/storedResponseForServing(_:mode:targetedFields:)``): in a shared
@@ -65,9 +74,27 @@ extension DownloadCache {
         return usable
     }
 
+    /// ``candidates(for:)`` with the change counter read before the lookup.
+    func lookUp(_ request: CacheRequest) -> CandidateLookup {
+        let counter = store.changeCounter
+        return CandidateLookup(candidates: candidates(for: request), counter: counter)
+    }
+
+    /// `lookup`'s candidates while they are still what the index holds (no process committed a write since the
+    /// lookup), else a new lookup's.
+    func reusableCandidates(_ lookup: CandidateLookup?, for request: CacheRequest) -> [StoredCandidate] {
+        if let lookup, let counter = lookup.counter, store.changeCounter == counter { return lookup.candidates }
+        return candidates(for: request)
+    }
+
     /// A response served from the cache without any network exchange, when the decision allows it.
     func fastHit(_ request: CacheRequest, options: RequestOptions) -> CachedResponse? {
-        guard let candidate = candidates(for: request).first else { return nil }
+        fastHit(request, candidates: candidates(for: request), options: options)
+    }
+
+    /// ``fastHit(_:options:)`` over candidates already looked up.
+    func fastHit(_ request: CacheRequest, candidates: [StoredCandidate], options: RequestOptions) -> CachedResponse? {
+        guard let candidate = candidates.first else { return nil }
         let now = configuration.now()
         let decision = RFC9111.evaluate(request: request, stored: candidate.metadata.stored, now: now,
                                         options: evaluationOptions(options))

@@ -297,14 +297,16 @@ public final class DownloadCache: Sendable {
     /// GET through the cache: a fresh stored response is served at once; anything needing the origin is
     /// coalesced with identical in-flight requests.
     private func cachedGET(_ request: CacheRequest, options: RequestOptions) async throws(DownloadError) -> CachedResponse {
-        if options.readsCache, let hit = fastHit(request, options: options) {
+        // One index read serves the fast path and, while no write is committed meanwhile, the exchange's steps.
+        let lookup = options.readsCache ? lookUp(request) : nil
+        if let lookup, let hit = fastHit(request, candidates: lookup.candidates, options: options) {
             return hit
         }
         let forward = forwardReason(request, options: options)
         let key = coalescingKey(request, options: options)
         let evaluation = evaluationOptions(options)
         let (outcome, collapsed) = await coalescer.runCollapsing(key: key, operation: { [self] in
-            await self.resolveGET(request, options: options)
+            await self.resolveGET(request, options: options, lookup: lookup)
         }, mayShare: { response in
             // A waiter receives another caller's response only when the cache could have stored it and served it
             // to this request (RFC 9111 §3, §3.5, §4.1); otherwise it makes its own request.

@@ -24,8 +24,11 @@ extension DownloadCache {
     /// in the namespace) and of the fleet (the shared tier's entries and its `SET NX PX` lock), so one origin
     /// request answers them all; each wait is bounded, and any failure of the coordination falls back to
     /// fetching alone.
+    /// `lookup`: the request's earlier index read, reused when the lock is taken without waiting and no write was
+    /// committed since (``reusableCandidates(_:for:)``).
     func coordinatedExchange(_ sent: CacheRequest, original request: CacheRequest, stored: StoredCandidate?,
-                             options: RequestOptions, reason: String) async -> Result<CachedResponse, DownloadError> {
+                             options: RequestOptions, reason: String,
+                             lookup: CandidateLookup? = nil) async -> Result<CachedResponse, DownloadError> {
         var step = LocalStep.origin(sent: sent, stored: stored, reason: reason)
         let primary = RFC9111.primaryKey(method: "GET", url: request.url)
         var localLock: KeyLock?
@@ -40,7 +43,8 @@ extension DownloadCache {
                 // After waiting, another process's fetch is over: read what it stored and never hold the lock for
                 // a fetch of our own (if it stored nothing, every waiter fetches at once, not one after another).
                 if waited { lock.release() } else { localLock = lock }
-                step = localStep(request, options: options, otherwise: step, note: "stored by another process")
+                step = localStep(request, options: options, otherwise: step, note: "stored by another process",
+                                 lookup: waited ? nil : lookup)
             case .timedOut, .unavailable:
                 break
             }
@@ -64,8 +68,10 @@ extension DownloadCache {
 
     /// Re-reads the local store for `request` and decides again (another process may have stored or freshened
     /// it); `otherwise` when it still holds nothing better.
-    func localStep(_ request: CacheRequest, options: RequestOptions, otherwise: LocalStep, note: String) -> LocalStep {
-        guard let candidate = candidates(for: request).first else { return otherwise }
+    /// `lookup`: an earlier read, reused while no write was committed since (``reusableCandidates(_:for:)``).
+    func localStep(_ request: CacheRequest, options: RequestOptions, otherwise: LocalStep, note: String,
+                   lookup: CandidateLookup? = nil) -> LocalStep {
+        guard let candidate = reusableCandidates(lookup, for: request).first else { return otherwise }
         let now = configuration.now()
         let decision = RFC9111.evaluate(request: request, stored: candidate.metadata.stored, now: now,
                                         options: configuration.evaluationOptions(options))
