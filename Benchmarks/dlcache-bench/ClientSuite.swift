@@ -136,41 +136,72 @@ enum ClientSuite {
     // MARK: prefetch_cost_vs_curl_parallel_2000
 
     /// Prefetching 2,000 1 KB resources into an empty cache (concurrency 6) ÷ `curl --parallel --parallel-max 6`
-    /// fetching the same list to files; median of 3, sides alternated.
+    /// fetching the same list to files; median of 5.
+    ///
+    /// Both sides create 2,000 files, so the protocol keeps the file system in the same state for each sample:
+    /// before each one every dirty page is written out (``Bench/settleFileSystem()``), so no sample pays for the
+    /// write-back of the one before; no sample's files are deleted until all samples ran (a file system without a
+    /// journal, like ext4 here, skips inodes freed in the last few seconds — minutes while their inode table block
+    /// is dirty — on every file it creates, so a sample run right after a deletion is slower); and the side that
+    /// goes first alternates.
     static func prefetchCostVsCurl(_ origin: BenchOrigin) async throws -> BenchResult {
-        let count = 2_000, width = 6
+        let count = 2_000, width = 6, rounds = 5
         var curlSamples: [Double] = [], cacheSamples: [Double] = []
-        for run in 0..<3 {
+        var leftovers: [URL] = []
+        defer { for directory in leftovers { try? FileManager.default.removeItem(at: directory) } }
+        var caches: [DownloadCache] = []
+        for run in 0..<rounds {
             let curlURLs = (0..<count).map { origin.url("/p/\($0)?curl=\(run)").absoluteString }
             let scratch = try Bench.temporaryDirectory("client-curl")
-            defer { try? FileManager.default.removeItem(at: scratch) }
+            leftovers.append(scratch)
             var config = ""
             for (i, url) in curlURLs.enumerated() { config += "url = \"\(url)\"\noutput = \"\(scratch.path)/\(i)\"\n" }
             let configURL = scratch.appendingPathComponent("curl.config")
             try config.write(to: configURL, atomically: true, encoding: .utf8)
-            let curl = Process()
-            curl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            curl.arguments = ["curl", "--parallel", "--parallel-max", "\(width)", "-s", "-f", "-K", configURL.path]
-            curl.standardOutput = FileHandle.nullDevice
-            curl.standardError = FileHandle.nullDevice
-            curlSamples.append(try await Bench.secondsAsync {
-                try curl.run()
-                curl.waitUntilExit()
-            })
-            guard curl.terminationStatus == 0 else { throw BenchError(description: "curl --parallel failed") }
             let (cache, directory) = try makeCache("client-prefetch-curl")
-            defer { try? FileManager.default.removeItem(at: directory) }
+            leftovers.append(directory)
+            caches.append(cache)
             let cacheURLs = (0..<count).map { origin.url("/p/\($0)?prefetch=\(run)") }
-            var report = PrefetchReport()
-            cacheSamples.append(await Bench.secondsAsync { report = await cache.prefetch(cacheURLs, concurrency: width) })
-            guard report.succeeded.count == count else {
-                throw BenchError(description: "prefetch: \(report.succeeded.count) ok, \(report.failed.count) failed")
+            func runCurl() async throws {
+                let curl = Process()
+                curl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+                curl.arguments = ["curl", "--parallel", "--parallel-max", "\(width)", "-s", "-f", "-K", configURL.path]
+                curl.standardOutput = FileHandle.nullDevice
+                curl.standardError = FileHandle.nullDevice
+                Bench.settleFileSystem()
+                curlSamples.append(try await Bench.secondsAsync {
+                    try curl.run()
+                    curl.waitUntilExit()
+                })
+                guard curl.terminationStatus == 0 else { throw BenchError(description: "curl --parallel failed") }
+            }
+            func runPrefetch() async throws {
+                var report = PrefetchReport()
+                Bench.settleFileSystem()
+                cacheSamples.append(await Bench.secondsAsync { report = await cache.prefetch(cacheURLs, concurrency: width) })
+                guard report.succeeded.count == count else {
+                    throw BenchError(description: "prefetch: \(report.succeeded.count) ok, \(report.failed.count) failed")
+                }
+            }
+            if run % 2 == 0 {
+                try await runCurl()
+                try await runPrefetch()
+            } else {
+                try await runPrefetch()
+                try await runCurl()
             }
         }
-        let curl = curlSamples.sorted()[1], cached = cacheSamples.sorted()[1]
+        for cache in caches { await cache.close() }
+        let curl = DriverSuite.median(curlSamples), cached = DriverSuite.median(cacheSamples)
         return BenchResult(name: "prefetch_cost_vs_curl_parallel_2000", value: cached / curl, baseline: 1.2, unit: "x",
-                           detail: String(format: "prefetch %.2f s vs curl --parallel --parallel-max %d %.2f s (2,000 × 1 KB to files, %@, median of 3)",
-                                          cached, width, curl, origin.name))
+                           detail: String(format: "prefetch %.2f s vs curl --parallel --parallel-max %d %.2f s (2,000 × 1 KB to files, %@, median of %d, sides alternated, dirty pages written out before each, no files deleted in between; all samples: prefetch %@ s, curl %@ s)",
+                                          cached, width, curl, origin.name, rounds,
+                                          samplesText(cacheSamples), samplesText(curlSamples)))
+    }
+
+    /// Samples in seconds as `0.41/0.39/…`.
+    static func samplesText(_ samples: [Double]) -> String {
+        samples.map { String(format: "%.2f", $0) }.joined(separator: "/")
     }
 
     // MARK: coalesced_origin_requests_1000

@@ -18,7 +18,9 @@ import Darwin
 ///   body (default options: answered with "bodyFile") (goal ≤ 64).
 ///
 /// The load generator is the same for both sides of a ratio: it writes the first 8 lines, then one more line
-/// each time an answer line arrives, and counts answers with `"status":200`. Each figure is the median of 3.
+/// each time an answer line arrives, and counts answers with `"status":200`. Each figure is the median of 3; the cold
+/// samples alternate which side goes first, and every dirty page is written out before each (both sides create
+/// 2,000 files; neither pays for the other's write-back).
 enum DriverSuite {
     static let fileCount = 2_000
     static let warmLines = 6_000
@@ -41,16 +43,30 @@ enum DriverSuite {
         // Cold: driver filling an empty cache vs curl --parallel.
         var coldDriver: [Double] = [], coldCurl: [Double] = []
         var warmCache: URL?
+        // Same treatment for both sides: dirty pages written out before each sample (`Bench.settleFileSystem`),
+        // nothing deleted between samples, the side that goes first alternating.
         for run in 0..<3 {
             let cacheDir = scratch.appendingPathComponent("cold-\(run)")
             let lines = urls.enumerated().map { requestLine(id: $0.offset, url: $0.element) }
-            let result = try load([dlcache.path, "driver", "--cache-dir", cacheDir.path], lines: lines)
-            guard result.ok == fileCount else {
-                throw BenchError(description: "cold driver: \(result.ok) of \(fileCount) answers were 200")
+            func runDriver() throws {
+                Bench.settleFileSystem()
+                let result = try load([dlcache.path, "driver", "--cache-dir", cacheDir.path], lines: lines)
+                guard result.ok == fileCount else {
+                    throw BenchError(description: "cold driver: \(result.ok) of \(fileCount) answers were 200")
+                }
+                coldDriver.append(result.seconds)
             }
-            coldDriver.append(result.seconds)
+            func runCurl() throws {
+                coldCurl.append(try curlParallel(urls, into: scratch.appendingPathComponent("curl-\(run)")))
+            }
+            if run % 2 == 0 {
+                try runDriver()
+                try runCurl()
+            } else {
+                try runCurl()
+                try runDriver()
+            }
             warmCache = cacheDir
-            coldCurl.append(try curlParallel(urls, into: scratch.appendingPathComponent("curl-\(run)")))
         }
         guard let warmCache else { throw BenchError(description: "no cache filled") }
 
@@ -201,7 +217,7 @@ enum DriverSuite {
         return false
     }
 
-    /// Seconds for `curl --parallel --parallel-max 8` to fetch every URL to a file.
+    /// Seconds for `curl --parallel --parallel-max 8` to fetch every URL to a file (dirty pages written out first).
     static func curlParallel(_ urls: [String], into directory: URL) throws -> Double {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var config = ""
@@ -213,6 +229,7 @@ enum DriverSuite {
         process.arguments = ["curl", "--parallel", "--parallel-max", "\(inFlight)", "-s", "-f", "-K", configURL.path]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
+        Bench.settleFileSystem()
         let clock = ContinuousClock()
         let start = clock.now
         try process.run()

@@ -63,6 +63,13 @@ enum Bench {
     }
 
     /// A fresh empty temporary directory.
+    /// Writes out every dirty page (`sync(2)`, which returns once they are written), so a timed sample that
+    /// creates files does not pay for the write-back of the sample before it. Called before each side of a
+    /// comparison of the cache with files written by another program (the same for both sides).
+    static func settleFileSystem() {
+        sync()
+    }
+
     static func temporaryDirectory(_ label: String) throws -> URL {
         let url = FileManager.default.temporaryDirectory
             .appendingPathComponent("dlcache-bench-\(label)-\(UUID().uuidString)", isDirectory: true)
