@@ -106,12 +106,20 @@ final class StoreIndex {
         return version
     }
 
+    /// WAL frames after which a commit checkpoints (`PRAGMA wal_autocheckpoint`; SQLite's default is 1,000).
+    /// A checkpoint runs inside the commit that triggers it, under the index lock, and with `synchronous=NORMAL`
+    /// it fsyncs the WAL and the database: milliseconds during which no other commit proceeds. An entry's commit
+    /// appends about five pages, so the default checkpointed every ~200 stored entries; 8,192 frames (32 MiB of
+    /// WAL at most) checkpoint every ~1,600 entries, with the same bytes written out in fewer sync barriers.
+    static let autoCheckpointFrames = 8_192
+
     /// Switches to WAL, keeps the `-wal` and `-shm` files between processes (the last close checkpoints and
-    /// truncates the WAL to 0 bytes instead of deleting both), and creates the schema when missing (an index
-    /// already complete at ``schemaVersion`` is left alone: no write transaction).
+    /// truncates the WAL to 0 bytes instead of deleting both), checkpoints every ``autoCheckpointFrames`` frames,
+    /// and creates the schema when missing (an index already complete at ``schemaVersion`` is left alone: no
+    /// write transaction).
     /// - Throws: `CacheStoreError` from SQLite.
     func setUp() throws(CacheStoreError) {
-        try db.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=OFF; PRAGMA journal_size_limit=0;")
+        try db.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=OFF; PRAGMA journal_size_limit=0; PRAGMA wal_autocheckpoint=\(Self.autoCheckpointFrames);")
         db.keepWriteAheadLogFiles()
         guard !isSetUpAtCurrentVersion() else { return }
         try db.transaction { () throws(CacheStoreError) in
