@@ -162,6 +162,7 @@ enum GetStreaming {
                     break
                 }
                 written += Int64(piece.count)
+                bar?.wrote(written, of: stream.completedBodySize)
                 plan.record?.update { $0.sizeDownload = written }
             }
         } catch {

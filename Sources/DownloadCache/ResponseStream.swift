@@ -107,6 +107,11 @@ public struct ResponseStream: AsyncSequence, Sendable {
     /// Cancels the download; iterators then end by throwing `.cancelled` after the bytes already written.
     public func cancel() { tap.cancel() }
 
+    /// The body's size in bytes once the call has completed (the response's ``CachedResponse/bodySize``: a stored
+    /// body served from the cache is complete before its first chunk); nil while the body is still arriving or
+    /// when the call failed.
+    public var completedBodySize: Int64? { tap.completedBodySize }
+
     /// The most bytes the stream held at once (the largest chunk read for a consumer), for tests of the bound.
     var peakBufferedBytes: Int { tap.peakBufferedBytes }
 
@@ -290,6 +295,13 @@ final class BodyTap: Sendable {
     var headers: HTTPHeaders? { state.withLock { $0.headers } }
 
     var status: Int? { state.withLock { $0.status } }
+    /// The completed response's body size; nil until the call has completed with a response.
+    var completedBodySize: Int64? {
+        state.withLock { state in
+            if case .success(let response)? = state.result { return response.bodySize }
+            return nil
+        }
+    }
 
     /// Follows `sink`'s file from now on; its first `prefix` bytes are already there (a resumed partial).
     /// Called on the transport's thread when the head is accepted, before any body byte is written.

@@ -70,6 +70,13 @@ import CacheTestSupport
         #expect(large.code == 0)
         #expect(try Data(contentsOf: output) == Self.generated(Self.size))
         #expect(large.err.contains("\r[") && large.err.contains("#"))
+        // A hit of the same body is copied from the cache with the bar too.
+        try FileManager.default.removeItem(at: output)
+        let hit = await cli.run(["get", origin.url("/large").absoluteString, "-o", output.path], terminal: true)
+        #expect(hit.code == 0)
+        #expect(try await origin.hits("/large").total == 1, "the second get is a hit")
+        #expect(try Data(contentsOf: output) == Self.generated(Self.size))
+        #expect(hit.err.contains("\r[") && hit.err.contains("#"), "hit's stderr: \(hit.err.debugDescription)")
         let small = await cli.run(["get", origin.url("/small").absoluteString], terminal: true)
         #expect(small.code == 0 && small.out == "small")
         #expect(!small.err.contains("["))
