@@ -155,10 +155,14 @@ extension CacheStore {
         }
     }
 
-    /// One row's changes inside the batch's transaction: the upsert, the superseded partial, the limit check.
+    /// One row's changes inside the batch's transaction: the pinned-room check, the upsert, the superseded partial, the limit check.
     private func apply(_ row: IndexRow, _ index: StoreIndex) throws(CacheStoreError) -> CommitOutcome {
         try fault("batch-row")
         let key = row.info.key
+        // Decided here, in the transaction: no extra index lock per write, and no write between check and commit.
+        if let refusal = try pinnedRoomRefusal(size: row.info.bodySize, key: key, index: index) {
+            throw CacheStoreError(.entryTooLarge, refusal)
+        }
         let old = try index.upsert(row)
         // The complete response supersedes a partial of the same key (a resumed one is this very body).
         let partial = try index.partial(for: key)

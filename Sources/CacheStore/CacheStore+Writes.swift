@@ -14,7 +14,8 @@ extension CacheStore {
     /// - Throws: `CacheStoreError` — `.diskFull`, `.permissionDenied` (also: the store is read-only), `.io`,
     ///   `.busy`, `.corruptIndex`, `.invalidArgument` (the store is closed), `.entryTooLarge` (over
     ///   ``Configuration/entryByteLimit``, or larger than the room the pinned entries leave,
-    ///   ``roomBesidePinnedEntries(for:)``; nothing written or evicted); on error the previous entry (if any) is
+    ///   ``roomBesidePinnedEntries(for:)``, decided in the commit's transaction: nothing committed or evicted);
+    ///   on error the previous entry (if any) is
     ///   unchanged. The sweep after a write never evicts the entry just written.
     @discardableResult
     public func store(_ body: Data, metadata: Data, for key: StoreKey, storageClass: StorageClass = .permanent,
@@ -88,8 +89,9 @@ extension CacheStore {
     /// - Throws: `CacheStoreError` — `.invalidArgument` for a writer of another store or one already finished, or
     ///   a closed store (the writer is aborted), `.notFound` when the file is gone, `.diskFull`, `.io`, `.busy`;
     ///   `.entryTooLarge` when the body is over ``Configuration/entryByteLimit`` or larger than the room the
-    ///   pinned entries leave (``roomBesidePinnedEntries(for:)``) (nothing evicted; the writer's file is left for
-    ///   the caller to reclaim or abort).
+    ///   pinned entries leave (``roomBesidePinnedEntries(for:)``, decided in the commit's transaction; the detail
+    ///   then contains ``pinnedRoomWords``): nothing committed or evicted, the writer's file is left for the
+    ///   caller to reclaim or abort.
     @discardableResult
     public func commit(_ writer: BodyWriter, metadata: Data, for key: StoreKey,
                        storageClass: StorageClass = .permanent, pinned: Bool = false) throws(CacheStoreError) -> EntryInfo {
@@ -136,9 +138,15 @@ extension CacheStore {
                 files.removeTemporary(writer.name)
                 throw CacheStoreError(.io, "\(writer.path) changed while being committed")
             }
+            do {
+                try commitRow(IndexRow(info: info, blobID: nil, inlineBody: body), newBlob: nil,
+                              memoryEntry: StoredEntry(info: info, body: body))
+            } catch {
+                // Refused beside the pinned entries: the file stays for the caller to deliver.
+                if error.code != .entryTooLarge { files.removeTemporary(writer.name) }
+                throw error
+            }
             files.removeTemporary(writer.name)
-            try commitRow(IndexRow(info: info, blobID: nil, inlineBody: body), newBlob: nil,
-                          memoryEntry: StoredEntry(info: info, body: body))
         } else {
             try commitFile(temporary: writer.name, info: info, memoryEntry: nil, finished: finished)
         }
@@ -170,8 +178,17 @@ extension CacheStore {
            finished.size == info.bodySize, renamed.modified_ns == finished.modified_ns {
             rememberVerified(id, identity: BlobFiles.FileIdentity(renamed))
         }
-        try commitRow(IndexRow(info: info, blobID: id, inlineBody: nil), newBlob: id, step: "blob-renamed",
-                      memoryEntry: memoryEntry)
+        do {
+            try commitRow(IndexRow(info: info, blobID: id, inlineBody: nil), newBlob: id, step: "blob-renamed",
+                          memoryEntry: memoryEntry, keepsRefusedBlob: true)
+        } catch {
+            // Refused beside the pinned entries: the file goes back to `tmp/<name>`, where the caller's writer
+            // finds it to deliver (or abort); removed when that is impossible.
+            if error.code == .entryTooLarge, cs_rename_at(files.handles.blobs, id, files.handles.tmp, name) != 0 {
+                files.removeBlob(id)
+            }
+            throw error
+        }
     }
 
     /// Runs `action` unless a fault-injection test asked to leave the debris of a "dead" process behind.
@@ -182,8 +199,10 @@ extension CacheStore {
     /// Commits `row` with the rows other callers are committing at the same time (``groupCommit(_:)``), updates
     /// the memory tier (write-through), deletes the replaced blob, then sweeps when over a limit.
     /// - Throws: `CacheStoreError`; `newBlob` is deleted when the row could not be committed.
+    /// `keepsRefusedBlob`: a row refused with `.entryTooLarge` leaves `newBlob` for the caller to move back.
     func commitRow(_ row: IndexRow, newBlob: String?, step: String? = nil,
-                   memoryEntry: StoredEntry?, syncDescriptor: Int32 = -1) throws(CacheStoreError) {
+                   memoryEntry: StoredEntry?, syncDescriptor: Int32 = -1,
+                   keepsRefusedBlob: Bool = false) throws(CacheStoreError) {
         let key = row.info.key
         let oldBlob: String?
         let overLimit: Bool
@@ -194,7 +213,7 @@ extension CacheStore {
             (oldBlob, overLimit, idlePartial) = (outcome.oldBlob, outcome.overLimit, outcome.idlePartial)
         } catch {
             memory.remove(key)
-            if let newBlob { cleanUp { files.removeBlob(newBlob) } }
+            if let newBlob, !(keepsRefusedBlob && error.code == .entryTooLarge) { cleanUp { files.removeBlob(newBlob) } }
             throw error
         }
         if let memoryEntry { memory.insert(memoryEntry) } else { memory.remove(key) }
@@ -233,30 +252,45 @@ extension CacheStore {
         pinsOfDroppedEntries.withLock { _ = $0.remove(primary) }
     }
 
-    /// Throws `.entryTooLarge` when a body of `size` bytes is over ``Configuration/entryByteLimit``, or when it
-    /// does not fit beside the pinned entries (``roomBesidePinnedEntries(for:)``): storing it would evict every
-    /// unpinned entry and then the new one too.
+    /// Throws `.entryTooLarge` when a body of `size` bytes is over ``Configuration/entryByteLimit``. Whether it fits
+    /// beside the pinned entries is decided inside its commit's transaction (``pinnedRoomRefusal(size:key:index:)``),
+    /// where no other write can change the answer and no extra index lock is taken.
     func requireWithinEntryLimit(_ size: Int64, key: StoreKey) throws(CacheStoreError) {
         if let limit = configuration.entryByteLimit, size > limit {
             throw CacheStoreError(.entryTooLarge, "\(key): \(size) bytes, over the \(limit)-byte entry limit")
         }
-        guard configuration.maxDiskBytes != nil || (configuration.maxEntryCount ?? 0) > 0 else { return }
-        let room = try roomBesidePinnedEntries(for: key)
+    }
+
+    /// The words of an `.entryTooLarge` refusal's detail that say the body does not fit beside the pinned entries.
+    public static let pinnedRoomWords = "the pinned entries leave of the disk limit"
+
+    /// Why a body of `size` bytes stored under `key` is refused because of the pinned entries, nil when it fits:
+    /// read in the commit's transaction. The detail names the sizes, e.g. `body of 300000 bytes does not fit in
+    /// the 100000 bytes the pinned entries leave of the disk limit (maxDiskBytes 500000)`.
+    /// - Throws: `CacheStoreError` from SQLite.
+    func pinnedRoomRefusal(size: Int64, key: StoreKey, index: StoreIndex) throws(CacheStoreError) -> String? {
+        let maxBytes = configuration.maxDiskBytes
+        let maxCount = configuration.maxEntryCount.flatMap { $0 > 0 ? $0 : nil }
+        guard maxBytes != nil || maxCount != nil else { return nil }
+        let pinned = try index.pinnedTotals()
+        let replaced = pinned.entries > 0 ? try index.pinnedSize(of: key) : nil
+        let room = Self.room(besidePinned: pinned, replaced: replaced, maxBytes: maxBytes, maxCount: maxCount)
         if let bytes = room.bytes, size > bytes {
-            throw CacheStoreError(.entryTooLarge, "\(key): \(size) bytes do not fit in the \(bytes) bytes "
-                + "the pinned entries leave of maxDiskBytes")
+            return "body of \(size) bytes does not fit in the \(bytes) bytes \(Self.pinnedRoomWords) "
+                + "(maxDiskBytes \(maxBytes ?? 0))"
         }
         if room.entries == 0 {
-            throw CacheStoreError(.entryTooLarge, "\(key): the pinned entries fill maxEntryCount")
+            return "the pinned entries fill the entry count limit (maxEntryCount \(maxCount ?? 0))"
         }
+        return nil
     }
 
     /// What the pinned entries leave of the limits for a new body stored under `key`, which replaces that key's
     /// entry (so a pinned entry of `key` itself does not count): `bytes` of `maxDiskBytes` (nil when unlimited)
     /// and `entries` of `maxEntryCount` (nil when unlimited, or set to 0 or less: such a limit refuses nothing,
     /// its sweeps evict), never below 0. Pinned entries are never evicted, so a body larger than `bytes` (or any
-    /// body when `entries` is 0) would be evicted right after its commit, together with every unpinned entry.
-    /// One read of the index (the pinned totals are kept by triggers).
+    /// body when `entries` is 0) is refused by its commit (`.entryTooLarge`). One read of the index (the pinned
+    /// totals are kept by triggers); a commit decides again in its own transaction.
     /// - Throws: `CacheStoreError` — `.io`, `.busy`, `.corruptIndex`, `.invalidArgument` (closed store).
     public func roomBesidePinnedEntries(for key: StoreKey) throws(CacheStoreError) -> (bytes: Int64?, entries: Int?) {
         let maxBytes = configuration.maxDiskBytes
@@ -265,7 +299,14 @@ extension CacheStore {
         let (pinned, replaced) = try withIndex { (index: StoreIndex) throws(CacheStoreError) -> ((entries: Int, bytes: Int64), Int64?) in
             (try index.pinnedTotals(), try index.pinnedSize(of: key))
         }
-        // The totals are read from a file another process may have damaged: clamped, never trapping.
+        return Self.room(besidePinned: pinned, replaced: replaced, maxBytes: maxBytes, maxCount: maxCount)
+    }
+
+    /// The room `pinned` totals leave of `maxBytes` / `maxCount`, less `replaced` (the pinned size of the entry the
+    /// new body replaces, nil when none). The totals are read from a file another process may have damaged:
+    /// clamped, never trapping.
+    static func room(besidePinned pinned: (entries: Int, bytes: Int64), replaced: Int64?, maxBytes: Int64?,
+                     maxCount: Int?) -> (bytes: Int64?, entries: Int?) {
         let pinnedBytes = max(0, pinned.bytes - max(0, replaced ?? 0))
         let pinnedEntries = max(0, pinned.entries - (replaced == nil ? 0 : 1))
         let bytes = maxBytes.map { max(0, $0 - min($0, pinnedBytes)) }

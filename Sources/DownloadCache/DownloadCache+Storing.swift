@@ -49,20 +49,20 @@ extension DownloadCache {
                 let key = StoreKey(primary: RFC9111.primaryKey(method: "GET", url: original.url), variant: variant)
                 let metadata = StoredEntryMetadata(url: original.url.absoluteString, method: "GET",
                                                    statusText: received.statusText, stored: stored)
-                if let refusal = pinnedRoomRefusal(size: size, key: key) {
-                    // Decided before anything is committed or evicted: storing it would evict every unpinned
-                    // entry and then this one as well. Delivered uncached, like a body over the entry limit.
-                    note = "not stored: \(refusal)"
-                } else {
-                    do {
-                        let bodyFile = try commit(data, sink: sink, metadata: metadata, key: key, options: options)
-                        return storedNetworkResponse(received, original: original, data: data, bodyFile: bodyFile,
-                                                     key: key, reason: "\(reason); \(note)", timing: timing)
-                    } catch {
-                        configuration.log("cannot store \(original.url.absoluteString): \(ErrorWords.describe(error))")
-                        sink.reclaim()
-                        note = "not stored: storage error"
-                    }
+                do {
+                    let bodyFile = try commit(data, sink: sink, metadata: metadata, key: key, options: options)
+                    return storedNetworkResponse(received, original: original, data: data, bodyFile: bodyFile,
+                                                 key: key, reason: "\(reason); \(note)", timing: timing)
+                } catch let error as CacheStoreError where error.code == .entryTooLarge {
+                    // Refused by its commit, before anything was committed or evicted: it does not fit beside the
+                    // pinned entries (storing it would evict every unpinned entry and then itself). Delivered
+                    // uncached, like a body over the entry limit.
+                    sink.reclaim()
+                    note = "not stored: \(error.detail)"
+                } catch {
+                    configuration.log("cannot store \(original.url.absoluteString): \(ErrorWords.describe(error))")
+                    sink.reclaim()
+                    note = "not stored: storage error"
                 }
             } else {
                 note = "not stored: Vary: * never matches"
@@ -80,25 +80,9 @@ extension DownloadCache {
                                         reason: "\(reason); \(note)", blob: nil, timing: timing))
     }
 
-    /// Why a body of `size` bytes for `key` is not stored because of the pinned entries, nil when it fits: the
-    /// room pinned entries leave of `maxDiskBytes` (``CacheStore/roomBesidePinnedEntries(for:)``) is smaller,
-    /// or they fill `maxEntryCount`. Pinned entries are never evicted, so such a body would evict every unpinned
-    /// entry and then itself. Nil too when the index cannot be read (the store's commit checks again).
-    func pinnedRoomRefusal(size: Int64, key: StoreKey) -> String? {
-        guard let room = try? store.roomBesidePinnedEntries(for: key) else { return nil }
-        if let bytes = room.bytes, size > bytes {
-            return "body of \(size) bytes does not fit in the \(bytes) bytes \(Self.pinnedRoomWords) "
-                + "(maxDiskBytes \(store.configuration.maxDiskBytes ?? 0))"
-        }
-        if room.entries == 0 {
-            return "the pinned entries fill the entry count limit (maxEntryCount \(store.configuration.maxEntryCount ?? 0))"
-        }
-        return nil
-    }
-
     /// The words of a response's `reason` that say its body was not stored because it does not fit beside the
     /// pinned entries (matched by the CLI's notice).
-    public static let pinnedRoomWords = "the pinned entries leave of the disk limit"
+    public static let pinnedRoomWords = CacheStore.pinnedRoomWords
 
     /// The body as the caller gets it: in memory (`Data`) when at most `inMemoryBodyLimit` bytes, else `nil` with
     /// the bytes in the sink's file (a larger body the transport held in memory is written there).
