@@ -39,7 +39,7 @@ package enum InfoCommand: Command {
     /// The text explanation of one stored variant.
     static func text(_ e: CacheEntryDescription) -> String {
         var rows: [[String]] = [
-            ["url:", e.method == "GET" ? e.url : "\(e.method) \(e.url)"],
+            ["url:", TerminalText.escaped(e.method == "GET" ? e.url : "\(e.method) \(e.url)")],
             ["status:", "\(e.status) \(TerminalText.escaped(e.statusText))"],
         ]
         if !e.key.variant.isEmpty { rows.append(["variant:", TerminalText.escaped(e.key.variant)]) }
@@ -67,7 +67,7 @@ package enum InfoCommand: Command {
 
     /// The text explanation of a partial entry (an interrupted transfer).
     static func text(_ p: PartialDownloadDescription) -> String {
-        var rows: [[String]] = [["url:", p.url]]
+        var rows: [[String]] = [["url:", TerminalText.escaped(p.url)]]
         if !p.key.variant.isEmpty { rows.append(["variant:", TerminalText.escaped(p.key.variant)]) }
         rows += [
             ["state:", p.isInProgress ? "partial, still being received" : "partial (an interrupted transfer)"],

@@ -56,14 +56,15 @@ package enum ListCommand: Command {
                 let several = (variantCounts[entry.key.primary] ?? 0) > 1
                 row.append(several && !entry.key.variant.isEmpty ? TerminalText.escaped(shortVariant(entry.key.variant)) : "-")
             }
-            row.append(entry.method == "GET" ? entry.url : "\(entry.method) \(entry.url)")
+            // The stored URL and method are read from the index, which another program may have edited.
+            row.append(TerminalText.escaped(entry.method == "GET" ? entry.url : "\(entry.method) \(entry.url)"))
             rows.append(row)
         }
         for partial in partials {
             let of = partial.completeLength.map { "/\($0)" } ?? ""
             var row = ["-", "\(partial.bytesKept)\(of)", "-", partial.isInProgress ? "receiving" : "partial", "-", "-"]
             if showVariants { row.append("-") }
-            row.append(partial.url)
+            row.append(TerminalText.escaped(partial.url))
             rows.append(row)
         }
         context.console.out(Formatting.table(rows), terminator: "")

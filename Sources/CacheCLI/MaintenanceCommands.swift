@@ -115,7 +115,7 @@ package enum VerifyCommand: Command {
             ]
             context.console.out(try JSONOutput.line(object))
         } else {
-            for p in problems { context.console.out("\(p.kind): \(p.url ?? "-"): \(p.detail)\(p.kept ? " (kept)" : "")") }
+            for p in problems { context.console.out("\(p.kind): \(p.url.map(TerminalText.escaped) ?? "-"): \(TerminalText.escaped(p.detail))\(p.kept ? " (kept)" : "")") }
             let verdict = report.ok ? "ok" : "\(problems.count) problem\(problems.count == 1 ? "" : "s")"
             context.console.out("checked \(report.checked) \(report.checked == 1 ? "entry" : "entries"): \(verdict)"
                 + (repair ? ", repaired \(report.repaired)" : "") + (report.kept > 0 ? ", kept \(report.kept)" : ""))
