@@ -31,18 +31,26 @@ public struct PartialEntryInfo: Sendable, Hashable {
 /// are evicted before any complete entry; one never causes a complete entry to be evicted. A store that cannot
 /// write (read-only, closed, unavailable) has none: every call here is then a no-op returning nil/empty/false.
 extension CacheStore {
-    /// Registers `writer`'s file as the partial of `key` (replacing any other partial of `key`, whose file is
-    /// deleted), owned by this store until ``keepPartial(_:)``; its verified bytes are those the writer has
-    /// counted (0, or the resumed prefix).
+    /// Registers `writer`'s file as the partial of `key`, owned by this store until ``keepPartial(_:)``; its
+    /// verified bytes are those the writer has counted (0, or the resumed prefix). An idle partial of `key` is
+    /// replaced and its file deleted; one a live transfer is writing (of this process or another live one) is
+    /// left alone, and then `writer`'s body is not kept as a partial: returns false (the transfer goes on, its
+    /// body can still be committed whole).
     /// - Throws: `CacheStoreError` from the index; `.permissionDenied` (read-only), `.invalidArgument` (closed).
-    public func beginPartial(_ writer: BodyWriter, metadata: Data, for key: StoreKey) throws(CacheStoreError) {
+    @discardableResult
+    public func beginPartial(_ writer: BodyWriter, metadata: Data, for key: StoreKey) throws(CacheStoreError) -> Bool {
         let now = configuration.currentTime().timeIntervalSince1970
         let row = PartialRow(key: key, metadata: metadata, file: writer.name, verified: writer.bytesWritten,
                              crc: writer.state.withLock { $0.crc }, owner: sessionMarker, created: now, accessed: now)
-        let replaced = try writeTransaction { (index: StoreIndex) throws(CacheStoreError) -> String? in
-            try index.upsertPartial(row)
+        let live = Set(BlobFiles.list(files.handles.sessions)).union(sessionMarker.map { [$0] } ?? [])
+        let outcome = try writeTransaction { (index: StoreIndex) throws(CacheStoreError) -> (kept: Bool, replaced: String?) in
+            if let old = try index.partial(for: key), old.file != row.file, let owner = old.owner, live.contains(owner) {
+                return (false, nil)
+            }
+            return (true, try index.upsertPartial(row))
         }
-        if let replaced { files.removeTemporary(replaced) }
+        if let replaced = outcome.replaced { files.removeTemporary(replaced) }
+        return outcome.kept
     }
 
     /// Records how much of `writer`'s partial is verified now (``BodyWriter/checkpoint(sync:)``); returns that
@@ -145,6 +153,14 @@ extension CacheStore {
             return nil
         }
         let path = files.tmpPath + "/" + row.file
+        // No partial grows past the entry limit (``checkpointPartial(_:)`` drops it), so a larger verified count is
+        // an edited index: dropped without reading the file (a planted sparse file would take as long as it is big).
+        if let limit = configuration.entryByteLimit, row.verified > limit || row.verified < 0 {
+            log("partial \(path) claims \(row.verified) verified bytes, over the entry limit \(limit): removed")
+            try dropPartial(file: row.file)
+            files.removeTemporary(row.file)
+            return nil
+        }
         // Checked on the open descriptor before any cut or write: a hard link planted at the name is dropped
         // (only the name in tmp/ is removed, the other file is left as it is).
         let fd: Int32

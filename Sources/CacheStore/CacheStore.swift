@@ -21,6 +21,14 @@ public final class CacheStore: Sendable {
     /// True when the store was opened read-only (`Configuration.readOnly`, or a directory it may not write):
     /// reads work, writes throw `CacheStoreError.Code.permissionDenied`.
     public let isReadOnly: Bool
+
+    /// Bytes this process may still write on the file system holding the namespace's `tmp/` (`fstatvfs` of the
+    /// open directory); nil when it cannot be read (an unavailable or closed store).
+    public var temporarySpaceAvailable: Int64? {
+        guard !isUnavailable, files.handles.tmp >= 0 else { return nil }
+        let available = cs_available_bytes(files.handles.tmp)
+        return available >= 0 ? available : nil
+    }
     /// Why the store is read-only (the configuration, or the failed system call); nil when it is writable.
     public let readOnlyReason: String?
     /// True for a store made by ``unavailable(configuration:reason:)``: it holds nothing and stores nothing.

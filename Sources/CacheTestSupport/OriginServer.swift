@@ -177,6 +177,8 @@ public final class OriginServer: Sendable {
         case wrongTotal = "wrong_total"
         /// A 206 without `Content-Range`.
         case noContentRange = "no_content_range"
+        /// A correct 206 without `Content-Length` (ended by closing) whose body goes on past the range.
+        case overrun
     }
 
     /// Programs the behaviour of `path`; every argument left `nil` is left out of the config.
@@ -187,7 +189,8 @@ public final class OriginServer: Sendable {
     ///   `notModifiedHeaders` answers every conditional GET/HEAD with a 304 carrying exactly these lines;
     ///   `etags` makes the n-th request (from 0) see `etags[min(n, count - 1)]` and a generated body shifted by
     ///   that index (a changed representation); `rate` paces a generated body (bytes per second); `endless`
-    ///   sends a generated chunked body that never ends; `rangeMode` / `rangeEarly` pick a buggy answer to Range.
+    ///   sends a generated chunked body that never ends; `rangeMode` / `rangeEarly` pick a buggy answer to Range;
+    ///   `claimedLength` announces that `Content-Length` (bytes) whatever is sent, then closes after the body.
     /// - Throws: `OriginError` when the control request fails.
     public func configure(path: String, status: Int = 200, headers: [(String, String)] = [], body: String? = nil,
                           size: Int? = nil, etag: String? = nil, lastModified: String? = nil, delay: Double? = nil,
@@ -195,7 +198,8 @@ public final class OriginServer: Sendable {
                           echoHeader: String? = nil, chunkDelay: Double? = nil, reason: String? = nil,
                           noContentLength: Bool = false, interim: [(Int, [(String, String)])] = [],
                           notModifiedHeaders: [(String, String)]? = nil, etags: [String] = [], rate: Int? = nil,
-                          endless: Bool = false, rangeMode: RangeMode = .honor, rangeEarly: Int? = nil) async throws {
+                          endless: Bool = false, rangeMode: RangeMode = .honor, rangeEarly: Int? = nil,
+                          claimedLength: Int64? = nil) async throws {
         var config: [String: Any] = ["path": path, "status": status, "headers": headers.map { [$0.0, $0.1] }]
         if let body { config["body"] = body }
         if let size { config["size"] = size }
@@ -217,6 +221,7 @@ public final class OriginServer: Sendable {
         if endless { config["endless"] = true }
         if rangeMode != .honor { config["range_mode"] = rangeMode.rawValue }
         if let rangeEarly { config["range_early"] = rangeEarly }
+        if let claimedLength { config["claimed_length"] = claimedLength }
         let data = try JSONSerialization.data(withJSONObject: config)
         _ = try await control("POST", "/__config", body: data)
     }

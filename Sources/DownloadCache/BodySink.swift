@@ -80,12 +80,15 @@ final class BodySink: @unchecked Sendable {
         return directory.appendingPathComponent("download-" + UUID().uuidString)
     }
 
-    /// The sink of a resumed partial: `writer`'s file, open after its verified prefix.
-    init(resuming writer: BodyWriter) {
+    /// The sink of a resumed partial: `writer`'s file, open after its verified prefix. The transfer may append at
+    /// most `maxTransferBytes` (as a fresh one may write; the answer's head can lower it, see
+    /// ``DownloadCache/limitResumedBody(of:in:)``).
+    init(resuming writer: BodyWriter, maxTransferBytes: Int64?) {
         let descriptor = writer.fileDescriptor
         slot = Slot(writer)
         slot.record(descriptor)
         file = ResponseBodyFile(url: writer.fileURL, descriptor: descriptor, ownsDescriptor: false)
+        file.limitBytes(to: maxTransferBytes)
     }
 
     /// A new descriptor reading the body file (the caller closes it), checked to be the file that was created

@@ -33,9 +33,11 @@ extension DownloadCache {
         /// streams it (a stream reads the body back from that file), and whether it is to be stored or not
         /// (`writeToCache: false`, over ``maxEntryBytes``): the body passes through that file either way. A body
         /// framed by its `Content-Length` (without a content coding) cannot outgrow that announcement, which is
-        /// its bound instead: it is delivered whatever its size (stored when it may be). Independent of
-        /// ``maxDiskBytes``: a body larger than the cache is still delivered, just not stored. `nil` = unlimited.
-        /// Default 4 GiB.
+        /// its bound instead when the file system holding that file has room for it with a tenth of its available
+        /// space (at least 256 MiB) left over: then it is delivered whatever its size (stored when it may be); an
+        /// announcement larger than that (an origin may announce any length) leaves this limit in force.
+        /// Independent of ``maxDiskBytes``: a body larger than the cache is still delivered, just not stored.
+        /// `nil` = unlimited. Default 4 GiB.
         public var maxTransferBytes: Int64? = 4 << 30
         /// Seconds since last access after which an entry is dropped; `nil` = never. Default 7 days.
         public var maxAge: TimeInterval? = 7 * 86_400

@@ -69,7 +69,7 @@ extension DownloadCache {
         let resumed = resumablePartial(sent, original: original, stored: stored, options: options)
         let sink: BodySink
         if let resumed {
-            sink = BodySink(resuming: resumed.writer)
+            sink = BodySink(resuming: resumed.writer, maxTransferBytes: configuration.maxTransferBytes)
         } else {
             do { sink = try BodySink(cache: self) } catch { return .failure(error) }
         }
@@ -80,11 +80,13 @@ extension DownloadCache {
         // count towards its age.
         let headTime = HeadArrival()
         let clock = configuration.now
+        let store = self.store
         var received: TransportResponse
         switch await send(resumed.map { Self.resumeRequest(sent, $0) } ?? sent, to: sink.file, options: options,
                           head: { head in
                               headTime.record(clock())
-                              Self.allowAnnouncedLength(of: head, in: sink.file)
+                              Self.allowAnnouncedLength(of: head, in: sink.file) { store.temporarySpaceAvailable }
+                              if resumed != nil { Self.limitResumedBody(of: head, in: sink.file) }
                               transfer.receivedHead(head)
                               Self.tapBody(options.bodyTap, head: head, sink: sink, resumed: resumed, transfer: transfer)
                           }, bodyProgress: transfer.receivedBytes) {
@@ -160,10 +162,15 @@ extension DownloadCache {
     /// Lets `file` hold the body `head` announces even when that is over `maxTransferBytes`: the cap bounds a body
     /// of unknown length (chunked, or closed by the connection), such as an endless one; a body framed by its
     /// `Content-Length` (RFC 9112 §6.3: no `Transfer-Encoding`; no `Content-Encoding`, so what is written is what
-    /// was announced, not a decoding of it) cannot outgrow it, so the announcement is its bound. A body stored or not (`--no-store`, over
-    /// `maxEntryBytes`) of any announced size is delivered; one of unknown length still fails once over the cap,
-    /// stored or not, since it is written to disk on its way to the caller.
-    static func allowAnnouncedLength(of head: TransportResponseHead, in file: ResponseBodyFile) {
+    /// was announced, not a decoding of it) cannot outgrow it, so the announcement is its bound. A body stored or
+    /// not (`--no-store`, over `maxEntryBytes`) of any announced size is delivered; one of unknown length still
+    /// fails once over the cap, stored or not, since it is written to disk on its way to the caller.
+    ///
+    /// The origin chooses that number, so it raises the cap only as far as the disk can take it: to at most the
+    /// bytes `available()` says the file system still has (the store's `tmp/`; nil: unknown, no raise) less a
+    /// tenth of them, at least 256 MiB — a `Content-Length: 10^15` never lets a transfer fill the disk.
+    static func allowAnnouncedLength(of head: TransportResponseHead, in file: ResponseBodyFile,
+                                     available: () -> Int64?) {
         let headers = head.headers
         guard head.decodedContentEncoding == nil, !headers.contains("Transfer-Encoding"),
               !headers.contains("Content-Encoding") else { return }
@@ -172,7 +179,21 @@ extension DownloadCache {
         let digits = HTTPHeaders.trimOWS(first)
         guard !digits.isEmpty, digits.utf8.count <= 18, digits.utf8.allSatisfy({ (48...57).contains($0) }),
               let length = Int64(digits) else { return }
-        file.raiseLimit(toAtLeast: length)
+        guard let limit = file.byteLimit, length > limit else { return }
+        guard let free = available() else { return }
+        let room = free - max(256 << 20, free / 10)
+        if length <= room { file.raiseLimit(toAtLeast: length) }
+    }
+
+    /// Caps what a 206 answering a resume may write into the partial's file at the bytes its `Content-Range`
+    /// encloses (RFC 9110 §14.4: the 206 body is exactly the enclosed range; one starting before the held bytes
+    /// is written from its first byte over the overlap), so a 206 that goes on past its range fails once over it
+    /// (`invalidResponse`) instead of filling `tmp/`. Without a `Content-Range` that parses the cache's
+    /// `maxTransferBytes` stays the cap; whether the bytes are combined at all is decided by the head
+    /// (`PartialTransfer`).
+    static func limitResumedBody(of head: TransportResponseHead, in file: ResponseBodyFile) {
+        guard head.status == 206, let range = ContentRange.of(head.headers)?.range else { return }
+        file.lowerLimit(toAtMost: range.last + 1 - range.first)
     }
 
     /// One transport exchange under its origin's concurrency limit (`maxConcurrentDownloads`), reporting progress;
@@ -202,7 +223,12 @@ extension DownloadCache {
             return .success(response)
         } catch {
             // The transport words a refused write its own way ("write failed: ..."); the cause is the limit.
-            if file.limitExceeded, let limit = file.byteLimit { return .failure(.bodyTooLarge(limit: limit)) }
+            if file.limitExceeded, let limit = file.byteLimit {
+                if file.limitIsFraming {
+                    return .failure(.invalidResponse("the 206 body goes on past the \(limit) bytes its Content-Range encloses"))
+                }
+                return .failure(.bodyTooLarge(limit: limit))
+            }
             return .failure(error)
         }
     }

@@ -40,7 +40,11 @@ extension DownloadCache {
         if writer == nil {
             guard piece.range.first == 0, let fresh = try? store.makeBodyWriter() else { return }
             do {
-                try store.beginPartial(fresh, metadata: piece.metadata, for: piece.key)
+                // false: a live transfer of this URL owns its partial, which a piece never replaces.
+                guard try store.beginPartial(fresh, metadata: piece.metadata, for: piece.key) else {
+                    fresh.abort()
+                    return
+                }
             } catch {
                 fresh.abort()
                 return

@@ -206,8 +206,9 @@ final class PartialTransfer: Sendable {
         guard let (key, metadata) = cache.partialRegistration(head, original: original, options: options,
                                                                requestTime: requestTime) else { return }
         do {
-            try cache.store.beginPartial(writer, metadata: metadata, for: key)
-            state.withLock { $0.kept = true }
+            // Not kept when another live transfer is writing this URL's partial: that one is left alone.
+            let kept = try cache.store.beginPartial(writer, metadata: metadata, for: key)
+            state.withLock { $0.kept = kept }
         } catch {
             cache.configuration.log("cannot keep a partial body of \(original.url.absoluteString): \(ErrorWords.describe(error))")
         }

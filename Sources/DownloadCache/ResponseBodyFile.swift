@@ -32,6 +32,8 @@ public final class ResponseBodyFile: Sendable {
         var written: Int64 = 0
         var limit: Int64?
         var exceeded = false
+        /// The limit is the length the response's own framing announced (``lowerLimit(toAtMost:)``), not the cache's.
+        var framing = false
         var observer: (@Sendable (Int64) -> Void)?
     }
     private let counter = Mutex(Counter())
@@ -127,6 +129,21 @@ public final class ResponseBodyFile: Sendable {
             if let limit = counter.limit { counter.limit = max(limit, bytes) }
         }
     }
+
+    /// Lowers the limit to at most `bytes`, the length the response itself announced (sets it when unlimited):
+    /// going over it is then a framing error of the response (``limitIsFraming``), not a body too large.
+    func lowerLimit(toAtMost bytes: Int64) {
+        counter.withLock { counter in
+            let bytes = max(0, bytes)
+            if bytes < counter.limit ?? .max {
+                counter.limit = bytes
+                counter.framing = true
+            }
+        }
+    }
+
+    /// Whether the limit in force is the one ``lowerLimit(toAtMost:)`` set.
+    var limitIsFraming: Bool { counter.withLock { $0.framing } }
 
     /// Whether a write was refused because it would have gone over the limit.
     var limitExceeded: Bool { counter.withLock { $0.exceeded } }
