@@ -27,7 +27,7 @@ enum EntryLimitNotice {
     /// client's reason names the limit; a response that was not storable anyway is not blamed on the limit).
     static func isOverLimit(_ response: CachedResponse, limit: Int64) -> Bool {
         response.source == .network && !response.cacheStatus.stored && response.bodySize > limit
-            && response.reason.contains("entry limit (maxEntryBytes)")
+            && response.reason.contains(DownloadCache.entryLimitWords)
     }
 
     /// Whether `response` came from the network and was not stored because it does not fit beside the pinned

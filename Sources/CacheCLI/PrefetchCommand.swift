@@ -18,8 +18,10 @@ package enum PrefetchCommand: Command {
         byte-order mark is ignored. A line that is not an http(s) URL, or whose URL has white space inside \
         (write it as %20), is reported on stderr with its line number and reason and skipped; the others are \
         still fetched. Draws a live progress bar on a terminal \
-        (count, bytes received so far, rate, ETA), plain lines otherwise, and a summary at the end. Exits 1 if \
-        any URL failed or any line was invalid.
+        (count, bytes received so far, rate, ETA), plain lines otherwise, and a summary at the end. A URL \
+        whose body a limit keeps out of the cache (over --max-entry, or no room beside the pinned entries within \
+        --max-disk) is listed as failed: it is not cached afterwards. Exits 1 if any URL failed or any line was \
+        invalid.
         """
     }
     /// The list file.

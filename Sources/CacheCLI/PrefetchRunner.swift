@@ -77,7 +77,12 @@ enum PrefetchRunner {
         }
         let outcome: Result<CachedResponse, DownloadError>
         do throws(DownloadError) {
-            outcome = .success(try await cache.response(for: CacheRequest(url: url), options: options))
+            let response = try await cache.response(for: CacheRequest(url: url), options: options)
+            // A body delivered without being stored is the caller's file: prefetch keeps none.
+            DownloadCache.discardOwnedBodyFile(response)
+            // Not in the cache afterwards (over --max-entry, no room beside the pinned entries): failed.
+            if let refusal = DownloadCache.limitRefusal(response) { throw refusal }
+            outcome = .success(response)
         } catch {
             outcome = .failure(error)
         }

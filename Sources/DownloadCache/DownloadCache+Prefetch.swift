@@ -10,7 +10,9 @@ extension DownloadCache {
     /// Already-fresh entries cost no download. At most `concurrency` calls run at once (default:
     /// `maxConcurrentDownloads`); identical URLs are coalesced. A non-2xx answer counts as a failure: in the
     /// report (`failed`, with `DownloadError.Code.http(status:)`) and in ``events`` alike — each URL emits exactly
-    /// one event, `.succeeded` for a 2xx answer, `.failed` with that error otherwise.
+    /// one event, `.succeeded` for a 2xx answer, `.failed` with that error otherwise. So does a 2xx whose body a
+    /// storage limit kept out of the cache (over `maxEntryBytes`, or no room beside the pinned entries:
+    /// `.bodyTooLarge`, ``limitRefusal(_:)``); a body delivered without being stored leaves no file behind.
     /// - Parameters:
     ///   - pin: keep the stored responses until unpinned (`setPinned(false, for:)`); limits and age skip them.
     ///   - concurrency: parallel calls; `nil` = `Configuration.maxConcurrentDownloads`.
@@ -45,12 +47,38 @@ extension DownloadCache {
                              phrase.isEmpty ? "HTTP \(response.status)" : "HTTP \(response.status) \(phrase)")
     }
 
+    /// The words a response's reason carries when its body was delivered but not stored because it is over the
+    /// per-entry limit (``Configuration/maxEntryBytes``).
+    package static let entryLimitWords = "entry limit (maxEntryBytes)"
+
+    /// For pre-caching: a 2xx network answer whose body was delivered but refused by a storage limit — over
+    /// ``Configuration/maxEntryBytes``, or no room beside the pinned entries within ``Configuration/maxDiskBytes``
+    /// — is not in the cache afterwards, so it counts as failed: `.bodyTooLarge` with the reason's "not stored: …"
+    /// words. nil for any other response (stored, from the cache, or not storable by its own header fields).
+    package static func limitRefusal(_ response: CachedResponse) -> DownloadError? {
+        guard response.source == .network, !response.cacheStatus.stored, (200...299).contains(response.status),
+              response.reason.contains(entryLimitWords) || response.reason.contains(pinnedRoomWords) else { return nil }
+        let detail = response.reason.range(of: "not stored: ").map { String(response.reason[$0.lowerBound...]) }
+            ?? "not stored: over a storage limit"
+        return DownloadError(.bodyTooLarge, detail)
+    }
+
+    /// Deletes `response`'s body file when the caller owns it (a body delivered as a file without being stored);
+    /// a stored response's blob file is the store's and is left alone. For callers that keep only the outcome.
+    package static func discardOwnedBodyFile(_ response: CachedResponse) {
+        guard case .file(let url) = response.body, response.storedBodyURL == nil else { return }
+        try? FileManager.default.removeItem(at: url)
+    }
+
     /// Fetches one prefetch URL and records its outcome in `report`; returns the aggregate progress after it.
     private func prefetchOne(_ url: URL, options: RequestOptions, total: Int,
                              report: PrefetchAccumulator) async -> PrefetchProgress {
         let outcome: Result<CachedResponse, DownloadError>
         do throws(DownloadError) {
-            outcome = .success(try await response(for: CacheRequest(url: url), options: options, emitsEvent: false))
+            let response = try await response(for: CacheRequest(url: url), options: options, emitsEvent: false)
+            Self.discardOwnedBodyFile(response)
+            if let refusal = Self.limitRefusal(response) { throw refusal }
+            outcome = .success(response)
         } catch {
             outcome = .failure(error)
         }

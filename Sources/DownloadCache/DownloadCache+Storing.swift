@@ -39,8 +39,8 @@ extension DownloadCache {
         }
         if storability.isStorable, let limit = store.configuration.entryByteLimit, size > limit {
             // Delivered, not stored: nothing is evicted to make room for a body over the per-entry limit.
-            storability = .doNotStore(reason: "body of \(size) bytes is over the \(limit)-byte entry limit (maxEntryBytes)")
-            note = "not stored: body of \(size) bytes is over the \(limit)-byte entry limit (maxEntryBytes)"
+            storability = .doNotStore(reason: "body of \(size) bytes is over the \(limit)-byte \(Self.entryLimitWords)")
+            note = "not stored: body of \(size) bytes is over the \(limit)-byte \(Self.entryLimitWords)"
         }
         if storability.isStorable {
             if let secondary = RFC9111.secondaryKey(vary: head.headers, request: original.headers, secret: keySecret) {
