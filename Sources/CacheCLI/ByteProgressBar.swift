@@ -6,19 +6,26 @@ import Synchronization
 /// whatever stdout is (a terminal, a pipe, a file), and only once the body is over
 /// ``GetStreaming/progressThresholdBytes`` (received, or announced by its length). Never under `-s` or
 /// `--no-progress-meter`, never when stderr is not a terminal (a log file gets no `\r` redraws). It counts the
-/// bytes the transfer received (``attach(to:)``) or, when those run behind, the bytes written out
-/// (``wrote(_:of:)``): a stored body copied from the cache moves the bar as a download does.
+/// bytes the transfer received of what it announced (``attach(to:)``) while a transfer carries the body, else
+/// the bytes written out (``wrote(_:of:)``): a stored body copied from the cache (a hit, or after a 304) moves the
+/// bar as a download does. A resumed download counts what its 206 brings, of what that 206 announced: the bytes
+/// kept from before are written out too, but counting them against the 206's length would run past 100 %.
 final class ByteProgressBar: Sendable {
     private let reporter: ProgressReporter
     private struct State {
         /// Whether the bar was drawn (the body turned out large): only then does ``finish(bytes:)`` end its line.
         var drawing = false
-        /// The most bytes reported so far, by the transfer or by the writer.
-        var bytes: Int64 = 0
-        /// The body's length: announced by the transfer, else the size the writer was told.
-        var expected: Int64?
-        /// Whether the transfer reported progress (its announced length then wins over the writer's).
-        var fromTransfer = false
+        /// The most bytes the transfer reported receiving, and the length it announced.
+        var received: Int64 = 0
+        var announced: Int64?
+        /// The most bytes written out, and the size the writer was told.
+        var written: Int64 = 0
+        var size: Int64?
+
+        /// Whether the transfer carries body bytes (it received some or announced some): its count is shown.
+        var transferLeads: Bool { received > 0 || (announced ?? 0) > 0 }
+        /// The count and total shown.
+        var shown: (bytes: Int64, expected: Int64?) { transferLeads ? (received, announced) : (written, size) }
     }
     private let state = Mutex(State())
 
@@ -59,16 +66,16 @@ final class ByteProgressBar: Sendable {
     private func show(_ bytes: Int64, expected: Int64?, fromTransfer: Bool) {
         state.withLock { state in
             if fromTransfer {
-                state.fromTransfer = true
-                state.expected = expected
-            } else if !state.fromTransfer, let expected {
-                state.expected = expected
+                state.received = max(state.received, bytes)
+                state.announced = expected
+            } else {
+                state.written = max(state.written, bytes)
+                if let expected { state.size = expected }
             }
-            guard bytes >= state.bytes else { return }
-            state.bytes = bytes
-            guard Self.isLarge(received: bytes, expected: state.expected) else { return }
+            let now = state.shown
+            guard Self.isLarge(received: now.bytes, expected: now.expected) else { return }
             state.drawing = true
-            reporter.update(.init(completed: 0, failed: 0, total: 1, bytes: bytes, expectedBytes: state.expected))
+            reporter.update(.init(completed: 0, failed: 0, total: 1, bytes: now.bytes, expectedBytes: now.expected))
         }
     }
 
