@@ -38,15 +38,15 @@ enum EntryLimitNotice {
     }
 
     /// For an interrupted transfer that kept nothing: the clause saying why when the response's announced
-    /// length (`Content-Length` of `headers`) is over `limit` bytes, e.g. `; nothing was kept to resume: the
-    /// 200.0 MB body is over the entry limit 128.0 MiB (--max-entry), so the next get starts again from byte 0`;
-    /// "" otherwise.
+    /// length (`Content-Length` of `headers`) is over `limit` bytes (the partial limit, `--max-disk`), e.g.
+    /// `; nothing was kept to resume: the 2.0 GB body is over the disk limit 1.0 GiB (--max-disk), so the next get
+    /// starts again from byte 0`; "" otherwise.
     static func notKeptClause(headers: HTTPHeaders?, limit: Int64?) -> String {
         guard let limit, let text = headers?.first("Content-Length"), let length = Int64(text), length > limit else {
             return ""
         }
-        return "; nothing was kept to resume: the \(Formatting.bytes(length)) body is over the entry limit "
-            + "\(limitText(limit)), so the next get starts again from byte 0"
+        return "; nothing was kept to resume: the \(Formatting.bytes(length)) body is over the disk limit "
+            + "\(Formatting.binaryBytes(limit)) (--max-disk), so the next get starts again from byte 0"
     }
 
     /// `128.0 MiB (--max-entry)`: the limit in the units the option takes.

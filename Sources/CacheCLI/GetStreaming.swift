@@ -183,7 +183,7 @@ enum GetStreaming {
                 partial = " (not tried again: \(written) bytes already went to standard output; -o FILE can be rewritten)"
             }
             let notKept = (kept ?? 0) > 0 ? ""
-                : EntryLimitNotice.notKeptClause(headers: stream.headers, limit: cache.store.configuration.entryByteLimit)
+                : EntryLimitNotice.notKeptClause(headers: stream.headers, limit: cache.store.configuration.partialByteLimit)
             throw CommandFailure(ResponseDescription.failureMessage(error, url: request.url, kept: kept,
                                                   consultedCache: options.readFromCache, pinning: options.pin) + notKept
                 + GetCommand.staleCopyHint(error, request: request, options: options, cache: cache) + partial,

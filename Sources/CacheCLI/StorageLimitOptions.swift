@@ -11,7 +11,7 @@ enum StorageLimitOptions {
     /// The two options, in help order.
     static let options: [OptionSpec] = [
         OptionSpec("max-disk", .value("size"), help: "Most bytes of bodies on disk, complete and partial, > 0: 65536, 512K, 10MB, 1.5G (K/M/G = 1024-based, also as KiB/MiB/GiB; default 1G); over it the least recently used unpinned ones are evicted."),
-        OptionSpec("max-entry", .value("size"), help: "Largest body stored, > 0, same units, at most max-disk (default: max-disk/8); a larger one, or one that does not fit beside the pinned entries, is delivered with a warning, not stored or kept to resume, and nothing is evicted."),
+        OptionSpec("max-entry", .value("size"), help: "Largest body stored, > 0, same units, at most max-disk (default: max-disk/8); a larger one, or one that does not fit beside the pinned entries, is delivered with a warning, not stored, and nothing is evicted (an interrupted download of it is still kept, within max-disk, to resume)."),
     ]
 
     /// The two options for `stats`, which reports against the limits and removes nothing.

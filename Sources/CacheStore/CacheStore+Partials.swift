@@ -54,14 +54,15 @@ extension CacheStore {
     }
 
     /// Records how much of `writer`'s partial is verified now (``BodyWriter/checkpoint(sync:)``); returns that
-    /// count, or nil when the partial is no longer kept: removed meanwhile (evicted, purged), over the entry
-    /// limit, or over `maxDiskBytes` once every other idle partial was evicted. The transfer goes on either way.
+    /// count, or nil when the partial is no longer kept: removed meanwhile (evicted, purged), over
+    /// `partialByteLimit`, or over `maxDiskBytes` once every other idle partial was evicted. The transfer goes on
+    /// either way.
     /// - Throws: `CacheStoreError` from the checkpoint or the index.
     @discardableResult
     public func checkpointPartial(_ writer: BodyWriter) throws(CacheStoreError) -> Int64? {
         try requireWritable()
         let (verified, crc) = try writer.checkpoint(sync: configuration.durability == .powerLoss)
-        if let limit = configuration.entryByteLimit, verified > limit {
+        if let limit = configuration.partialByteLimit, verified > limit {
             try dropPartial(file: writer.name)
             return nil
         }
@@ -153,10 +154,10 @@ extension CacheStore {
             return nil
         }
         let path = files.tmpPath + "/" + row.file
-        // No partial grows past the entry limit (``checkpointPartial(_:)`` drops it), so a larger verified count is
-        // an edited index: dropped without reading the file (a planted sparse file would take as long as it is big).
-        if let limit = configuration.entryByteLimit, row.verified > limit || row.verified < 0 {
-            log("partial \(path) claims \(row.verified) verified bytes, over the entry limit \(limit): removed")
+        // No partial grows past `partialByteLimit` (``checkpointPartial(_:)`` drops it), so a larger verified count
+        // is an edited index: dropped without reading the file (a planted sparse file would take as long as it is big).
+        if let limit = configuration.partialByteLimit, row.verified > limit || row.verified < 0 {
+            log("partial \(path) claims \(row.verified) verified bytes, over the partial limit \(limit): removed")
             try dropPartial(file: row.file)
             files.removeTemporary(row.file)
             return nil

@@ -112,6 +112,12 @@ extension CacheStore {
             return maxDiskBytes.map { min(max(0, explicit), max(0, $0)) } ?? max(0, explicit)
         }
 
+        /// The most bytes one partial entry (an interrupted transfer kept to be resumed) may hold: `maxDiskBytes`;
+        /// `nil` = unlimited. Not the per-entry limit: a body over it is delivered without being stored, and its
+        /// partial is what lets an interrupted download of it go on where it stopped instead of from byte 0. The
+        /// partial counts against `maxDiskBytes` like everything else and is evicted before any complete entry.
+        public var partialByteLimit: Int64? { maxDiskBytes.map { max(0, $0) } }
+
         /// Creates a configuration with the default limits for `<directory>/<namespace>/`.
         public init(directory: URL, namespace: String = "default") {
             self.directory = directory

@@ -7,7 +7,9 @@ import Synchronization
 /// Resuming interrupted transfers (RFC 9110 §14, §13.1.5; RFC 9111 §3.3–3.4).
 ///
 /// A GET whose 200 could be resumed later — storable, a strong validator (`RFC9110.ifRangeValidator`: a strong
-/// `ETag`, or a `Last-Modified` at least 60 s before `Date`), a known `Content-Length` within the entry limit, no
+/// `ETag`, or a `Last-Modified` at least 60 s before `Date`), a known `Content-Length` within the store's
+/// `partialByteLimit` (`maxDiskBytes`: a body over the per-entry limit, delivered without being stored, is resumed
+/// as well), no
 /// content coding removed by the transport, at least ``smallestResumableBytes`` long — is registered as a partial entry of the store as soon as its head
 /// arrives, and its verified prefix is recorded every ``partialCheckpointBytes`` (`CacheStore+Partials.swift`).
 /// When the transfer then fails (connection lost, truncated, timed out, stalled, cancelled) the verified bytes
@@ -81,7 +83,7 @@ extension DownloadCache {
                                   ignoreServerCacheControl: options.ignoreServerCacheControl,
                                   targetedFields: configuration.effectiveTargetedFields).isStorable,
               let length = RFC9110.completeLength(head.headers), length >= Self.smallestResumableBytes,
-              length <= store.configuration.entryByteLimit ?? .max,
+              length <= store.configuration.partialByteLimit ?? .max,
               let secondary = RFC9111.secondaryKey(vary: head.headers, request: original.headers, secret: keySecret) else {
             return nil
         }

@@ -43,7 +43,7 @@ import CacheTestSupport
         #expect(try hit.object()["source"] as? String == "cache")
     }
 
-    @Test func anInterruptedBodyOverTheEntryLimitDoesNotClaimItsBytesAreKept() async throws {
+    @Test func anInterruptedBodyOverTheDiskLimitDoesNotClaimItsBytesAreKept() async throws {
         let origin = try await OriginServer.start()
         defer { origin.stop() }
         let cli = try CLIHarness()
@@ -51,15 +51,44 @@ import CacheTestSupport
         try await origin.configure(path: "/slow", headers: [("Cache-Control", "max-age=600")], size: Self.size,
                                    etag: "\"v1\"", rate: 1_000_000)
         let output = cli.directory.appendingPathComponent("slow.bin")
-        let run = await cli.run(["get", "--max-entry", "1M", "--max-time", "1", "-o", output.path,
+        let run = await cli.run(["get", "--max-disk", "1M", "--max-time", "1", "-o", output.path,
                                  origin.url("/slow").absoluteString])
         #expect(run.code == 28)
         #expect(!run.err.contains("are kept"), "\(run.err)")
-        #expect(run.err.contains("; nothing was kept to resume: the 3.0 MB body is over the entry limit 1.0 MiB "
-                                 + "(--max-entry; default an eighth of --max-disk), so the next get starts again from byte 0"),
+        #expect(run.err.contains("; nothing was kept to resume: the 3.0 MB body is over the disk limit 1.0 MiB "
+                                 + "(--max-disk), so the next get starts again from byte 0"),
                 "\(run.err)")
         let ls = await cli.run(["ls"])
         #expect(!ls.out.contains("partial"), "\(ls.out)")
+    }
+
+    /// A body over the entry limit is delivered without being stored, but its interrupted download is kept as a
+    /// partial (within --max-disk) and the next get goes on from there: a big file resumes under the default limits.
+    @Test func anInterruptedBodyOverTheEntryLimitIsResumedAndDeliveredUnstored() async throws {
+        let origin = try await OriginServer.start()
+        defer { origin.stop() }
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let url = origin.url("/cut").absoluteString
+        try await origin.configure(path: "/cut", headers: [("Cache-Control", "max-age=600")], size: Self.size,
+                                   etag: "\"v1\"", truncate: true)
+        let output = cli.directory.appendingPathComponent("cut.bin")
+        let limits = ["--max-entry", "1M", "--max-disk", "64M"]
+        let cut = await cli.run(["get"] + limits + ["-o", output.path, url])
+        #expect(cut.code == 18, "\(cut.err)")
+        #expect(!cut.err.contains("nothing was kept"), "\(cut.err)")
+        let ls = await cli.run(["ls"])
+        #expect(ls.out.contains("partial"), "\(ls.out)")
+        try await origin.configure(path: "/cut", headers: [("Cache-Control", "max-age=600")], size: Self.size,
+                                   etag: "\"v1\"")
+        let whole = await cli.run(["get"] + limits + ["-o", output.path, url])
+        #expect(whole.code == 0, "\(whole.err)")
+        #expect(try Data(contentsOf: output) == Data((0..<Self.size).map { UInt8($0 % 256) }))
+        #expect(whole.err.hasPrefix("Warning: not stored:"), "\(whole.err)")
+        let hits = try await origin.hits("/cut")
+        #expect(hits.total == 2 && hits.partial == 1, "the second get asked only for the rest")
+        let after = await cli.run(["ls"])
+        #expect(!after.out.contains("/cut"), "nothing is left: \(after.out)")
     }
 
     /// Ctrl-C cancels the command's task; the exchange ends after the caller returned, keeping its bytes. The

@@ -140,11 +140,11 @@ private func temporaryNames(_ store: CacheStore) -> [String] {
         #expect(temporaryNames(store).isEmpty)
     }
 
-    @Test func aPartialOverTheEntryLimitIsNotKept() throws {
+    @Test func aPartialOverTheDiskLimitIsNotKept() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
         var configuration = testConfiguration(dir)
-        configuration.maxEntryBytes = 50_000
+        configuration.maxDiskBytes = 50_000
         let store = try CacheStore(configuration: configuration)
         let key = StoreKey(primary: "GET https://example.com/huge")
         let writer = try store.makeBodyWriter()
@@ -153,6 +153,23 @@ private func temporaryNames(_ store: CacheStore) -> [String] {
         #expect(store.keepPartial(writer) == nil)
         #expect(store.partial(for: key) == nil)
         #expect(temporaryNames(store).isEmpty)
+    }
+
+    /// The per-entry limit bounds stored responses; a partial of a body over it (which is delivered without
+    /// being stored) is kept within the disk limit, so its interrupted download can go on where it stopped.
+    @Test func aPartialOverTheEntryLimitWithinTheDiskLimitIsKept() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        var configuration = testConfiguration(dir)
+        configuration.maxDiskBytes = 1 << 20
+        configuration.maxEntryBytes = 50_000
+        let store = try CacheStore(configuration: configuration)
+        let key = StoreKey(primary: "GET https://example.com/big")
+        let writer = try store.makeBodyWriter()
+        try store.beginPartial(writer, metadata: Data(), for: key)
+        writeThroughDescriptor(writer, bytes(60_000))
+        #expect(store.keepPartial(writer) == 60_000)
+        #expect(store.partial(for: key)?.verifiedBytes == 60_000)
     }
 
     @Test func purgingAURLRemovesItsPartialAndItsFile() throws {
