@@ -18,7 +18,7 @@ import HTTPCacheSemantics
 /// | 35   | `tls`                | the TLS handshake failed                                    |
 /// | 47   | `too-many-redirects` | more redirects than `--max-redirs`                          |
 /// | 60   | `tls-certificate`    | the origin's certificate is not trusted                     |
-/// | 63   | `too-large`          | the body outgrew the transfer limit (`maxTransferBytes`)    |
+/// | 63   | `too-large`          | the body outgrew `maxTransferBytes` or `--max-filesize`     |
 /// | 64   | `usage`              | bad command line                                            |
 package enum FailureKind: String, Sendable, Equatable, CaseIterable {
     /// Any other failure (exit 1).

@@ -1,7 +1,8 @@
 import Foundation
 import DownloadCache
 
-/// `--max-disk SIZE` and `--max-entry SIZE`: the cache's byte limits for this run.
+/// `--max-disk SIZE` and `--max-entry SIZE`: the cache's byte limits for this run; `--max-filesize SIZE`: the most
+/// bytes one response body may have (curl's option of that name).
 ///
 /// Given on each run (not remembered by the cache directory): a run without them uses the library's defaults
 /// (1 GiB on disk, one eighth of it per entry). SIZE is a number of bytes greater than 0 with an optional suffix
@@ -12,6 +13,7 @@ enum StorageLimitOptions {
     static let options: [OptionSpec] = [
         OptionSpec("max-disk", .value("size"), help: "Most bytes of bodies on disk, complete and partial, > 0: 65536, 512K, 10MB, 1.5G (K/M/G = 1024-based, also as KiB/MiB/GiB; default 1G); over it the least recently used unpinned ones are evicted."),
         OptionSpec("max-entry", .value("size"), help: "Largest body stored, > 0, same units, at most max-disk (default: max-disk/8); a larger one, or one that does not fit beside the pinned entries, is delivered with a warning, not stored, and nothing is evicted (an interrupted download of it is still kept, within max-disk, to resume)."),
+        OptionSpec("max-filesize", .value("size"), help: "Largest body fetched, > 0, same units (like curl's): one announced larger fails at once, any other once it grows past it; exit 63, nothing stored (default: no limit; a body of unknown length still stops at 4 GiB)."),
     ]
 
     /// The two options for `stats`, which reports against the limits and removes nothing.
@@ -24,19 +26,25 @@ enum StorageLimitOptions {
     struct Limits: Sendable {
         var maxDisk: Int64?
         var maxEntry: Int64?
+        /// `--max-filesize`: the cap on one response body (`maxResponseBodyBytes`).
+        var maxFileSize: Int64?
 
         /// Sets the given limits on `configuration`.
         func apply(to configuration: inout DownloadCache.Configuration) {
             if let maxDisk { configuration.maxDiskBytes = maxDisk }
             if let maxEntry { configuration.maxEntryBytes = maxEntry }
+            if let maxFileSize { configuration.maxResponseBodyBytes = maxFileSize }
         }
     }
 
-    /// Reads `--max-disk` and `--max-entry`.
+    /// Reads `--max-disk`, `--max-entry` and `--max-filesize` (the last only where the command has it).
     /// - Throws: ``UsageError`` naming the option and the bad value.
     static func parse(_ parsed: ParsedArguments) throws(UsageError) -> Limits {
         Limits(maxDisk: try parsed.value("max-disk").map { text throws(UsageError) in try size(text, option: "max-disk") },
-               maxEntry: try parsed.value("max-entry").map { text throws(UsageError) in try size(text, option: "max-entry") })
+               maxEntry: try parsed.value("max-entry").map { text throws(UsageError) in try size(text, option: "max-entry") },
+               maxFileSize: try parsed.value("max-filesize").map { text throws(UsageError) in
+                   try size(text, option: "max-filesize")
+               })
     }
 
     /// A byte count greater than 0: a number (a decimal fraction with a suffix, e.g. `1.5G`) with an optional

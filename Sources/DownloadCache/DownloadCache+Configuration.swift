@@ -39,6 +39,12 @@ extension DownloadCache {
         /// Independent of ``maxDiskBytes``: a body larger than the cache is still delivered, just not stored.
         /// `nil` = unlimited. Default 4 GiB.
         public var maxTransferBytes: Int64? = 4 << 30
+        /// The largest response body one transfer may bring, in bytes, whatever its framing (curl's
+        /// `--max-filesize`): a response announcing a longer one (`Content-Length`, or a 206's complete length)
+        /// fails at its first body byte, any other once it grows past it, with `DownloadError.Code.bodyTooLarge`;
+        /// nothing is stored. Unlike ``maxTransferBytes`` an announced length never raises it. `nil` (the
+        /// default) = no such cap.
+        public var maxResponseBodyBytes: Int64?
         /// Seconds since last access after which an entry is dropped; `nil` = never. Default 7 days.
         public var maxAge: TimeInterval? = 7 * 86_400
         /// Parallel exchanges per origin (scheme, host, port) across all calls; the default transport also

@@ -81,12 +81,16 @@ extension DownloadCache {
         let headTime = HeadArrival()
         let clock = configuration.now
         let store = self.store
+        let bodyCap = configuration.maxResponseBodyBytes
         var received: TransportResponse
         switch await send(resumed.map { Self.resumeRequest(sent, $0) } ?? sent, to: sink.file, options: options,
                           head: { head in
                               headTime.record(clock())
                               Self.allowAnnouncedLength(of: head, in: sink.file) { store.temporarySpaceAvailable }
                               if resumed != nil { Self.limitResumedBody(of: head, in: sink.file) }
+                              if let cap = bodyCap {
+                                  Self.capBody(of: head, at: cap, held: resumed?.held ?? 0, in: sink.file)
+                              }
                               transfer.receivedHead(head)
                               Self.tapBody(options.bodyTap, head: head, sink: sink, resumed: resumed, transfer: transfer)
                           }, bodyProgress: transfer.receivedBytes) {
@@ -196,6 +200,21 @@ extension DownloadCache {
         file.lowerLimit(toAtMost: range.last + 1 - range.first)
     }
 
+    /// Applies the caller's cap on the whole body, `cap` bytes (``Configuration/maxResponseBodyBytes``, curl's
+    /// `--max-filesize`): a response announcing a longer body (its `Content-Length`, or a 206's complete length)
+    /// fails at its first body byte; any other fails once the body grows past the cap (`held` bytes of it are
+    /// kept from an interrupted transfer already). Either way `bodyTooLarge`, nothing stored.
+    static func capBody(of head: TransportResponseHead, at cap: Int64, held: Int64, in file: ResponseBodyFile) {
+        let announced = head.status == 206 ? ContentRange.of(head.headers)?.completeLength
+            : RFC9110.completeLength(head.headers)
+        if let announced, announced > cap {
+            file.cap(atMost: 0, reason: "the \(announced)-byte body is over the \(cap)-byte limit on a body (maxResponseBodyBytes, --max-filesize); not fetched")
+        } else {
+            file.cap(atMost: cap - (head.status == 206 ? held : 0),
+                     reason: "the body went over the \(cap)-byte limit on a body (maxResponseBodyBytes, --max-filesize); stopped there")
+        }
+    }
+
     /// One transport exchange under its origin's concurrency limit (`maxConcurrentDownloads`), reporting progress;
     /// `head` gets the response head as soon as it is received (``TransportEvents/head``), before the body.
     func send(_ request: CacheRequest, to file: ResponseBodyFile, options: RequestOptions,
@@ -224,6 +243,7 @@ extension DownloadCache {
         } catch {
             // The transport words a refused write its own way ("write failed: ..."); the cause is the limit.
             if file.limitExceeded, let limit = file.byteLimit {
+                if let reason = file.capReason { return .failure(.bodyTooLarge(limit: limit, detail: reason)) }
                 if file.limitIsFraming {
                     return .failure(.invalidResponse("the 206 body goes on past the \(limit) bytes its Content-Range encloses"))
                 }

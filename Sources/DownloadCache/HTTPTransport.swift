@@ -313,6 +313,10 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
     public static func invalidResponse(_ detail: String) -> TransportError { TransportError(.invalidResponse, detail) }
     /// ``Code/bodyTooLarge``: the body would have gone over `limit` bytes.
     public static func bodyTooLarge(limit: Int64) -> TransportError { TransportError(.bodyTooLarge, byteLimit: limit) }
+    /// ``Code/bodyTooLarge`` for a limit other than `maxTransferBytes`: `detail` says which and why.
+    public static func bodyTooLarge(limit: Int64, detail: String) -> TransportError {
+        TransportError(.bodyTooLarge, detail, byteLimit: limit)
+    }
     /// ``Code/other``, in words.
     public static func other(_ detail: String) -> TransportError { TransportError(.other, detail) }
 
@@ -338,6 +342,8 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
         case .stalled:
             let rule = stallRule ?? StallRule(minimumBytes: 0, seconds: 0)
             return "timed out: stalled (fewer than \(rule.minimumBytes) bytes in \(Self.seconds(rule.seconds)) s)"
+        case .bodyTooLarge where !detail.isEmpty:
+            return "body too large: \(detail)"
         case .bodyTooLarge:
             return "body too large: over the \(byteLimit ?? 0)-byte limit one transfer of a body of unknown or content-coded length may write (maxTransferBytes); stopped there"
         case .other:

@@ -34,6 +34,8 @@ public final class ResponseBodyFile: Sendable {
         var exceeded = false
         /// The limit is the length the response's own framing announced (``lowerLimit(toAtMost:)``), not the cache's.
         var framing = false
+        /// Why the limit is what it is when the caller's cap set it (``cap(atMost:reason:)``); nil otherwise.
+        var capReason: String?
         var observer: (@Sendable (Int64) -> Void)?
     }
     private let counter = Mutex(Counter())
@@ -138,9 +140,26 @@ public final class ResponseBodyFile: Sendable {
             if bytes < counter.limit ?? .max {
                 counter.limit = bytes
                 counter.framing = true
+                counter.capReason = nil
             }
         }
     }
+
+    /// Lowers the limit to at most `bytes` for the caller's own cap on the body (`maxResponseBodyBytes`), with
+    /// the words saying so when a write goes over it (``capReason``).
+    func cap(atMost bytes: Int64, reason: String) {
+        counter.withLock { counter in
+            let bytes = max(0, bytes)
+            if bytes <= counter.limit ?? .max {
+                counter.limit = bytes
+                counter.framing = false
+                counter.capReason = reason
+            }
+        }
+    }
+
+    /// The words of ``cap(atMost:reason:)`` when that cap is the limit in force; nil otherwise.
+    var capReason: String? { counter.withLock { $0.capReason } }
 
     /// Whether the limit in force is the one ``lowerLimit(toAtMost:)`` set.
     var limitIsFraming: Bool { counter.withLock { $0.framing } }
