@@ -2,8 +2,8 @@ import Foundation
 import DownloadCache
 import Synchronization
 
-/// `get`'s byte progress bar, drawn on stderr as curl draws its progress meter: when stderr is a terminal,
-/// whatever stdout is (a terminal, a pipe, a file), and only once the body is over
+/// `get`'s byte progress bar, drawn on stderr as curl draws its progress meter: when stderr is a terminal and
+/// the body does not go to a terminal (stdout a pipe or a file, or `-o FILE`), and only once the body is over
 /// ``GetStreaming/progressThresholdBytes`` (received, or announced by its length). Never under `-s` or
 /// `--no-progress-meter`, never when stderr is not a terminal (a log file gets no `\r` redraws). It counts the
 /// bytes the transfer received of what it announced (``attach(to:)``) while a transfer carries the body, else
@@ -29,10 +29,11 @@ final class ByteProgressBar: Sendable {
     }
     private let state = Mutex(State())
 
-    /// Whether a bar may be drawn at all: `allowed` (neither `-s` nor `--no-progress-meter`) and stderr a terminal.
-    /// stdout does not matter.
-    static func isShown(allowed: Bool, console: Console) -> Bool {
-        allowed && console.stderrIsTerminal
+    /// Whether a bar may be drawn at all: `allowed` (neither `-s` nor `--no-progress-meter`), stderr a terminal,
+    /// and the body not written to a terminal (`bodyToStdout` and stdout a terminal): as curl's meter, which is
+    /// left out when the response data goes to the terminal, so the two never mix on one screen.
+    static func isShown(allowed: Bool, console: Console, bodyToStdout: Bool) -> Bool {
+        allowed && console.stderrIsTerminal && !(bodyToStdout && console.stdoutIsTerminal)
     }
 
     /// Whether a body with `received` bytes so far and `expected` announced (nil: unknown) is large enough for
@@ -41,9 +42,9 @@ final class ByteProgressBar: Sendable {
         max(received, expected ?? 0) > GetStreaming.progressThresholdBytes
     }
 
-    /// A bar for this run, or nil when ``isShown(allowed:console:)`` says none may be drawn.
-    init?(allowed: Bool, context: CommandContext) {
-        guard Self.isShown(allowed: allowed, console: context.console) else { return nil }
+    /// A bar for this run, or nil when ``isShown(allowed:console:bodyToStdout:)`` says none may be drawn.
+    init?(allowed: Bool, context: CommandContext, bodyToStdout: Bool) {
+        guard Self.isShown(allowed: allowed, console: context.console, bodyToStdout: bodyToStdout) else { return nil }
         reporter = ProgressReporter(console: context.console, style: .bytes, start: context.environment.now(),
                                     now: context.environment.now)
     }

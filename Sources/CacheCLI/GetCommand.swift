@@ -238,7 +238,7 @@ package enum GetCommand: Command {
             return try await GetStreaming.run(request, options: options, plan: plan, cache: cache, context: context)
         }
         // The byte bar follows the transfer here too (curl draws its meter with -i, -D and -f as well).
-        let bar = ByteProgressBar(allowed: messages.progress, context: context)
+        let bar = ByteProgressBar(allowed: messages.progress, context: context, bodyToStdout: output == nil)
         bar?.attach(to: &options)
         let response: CachedResponse
         do {

@@ -9,8 +9,8 @@ import Synchronization
 ///
 /// A transfer that fails leaves `-o FILE` holding the bytes received so far and exits non-zero (the cache keeps
 /// them as a partial entry for the next run to resume; nothing incomplete is stored as complete). A body over
-/// ``progressThresholdBytes`` draws a byte progress bar on stderr when stderr is a terminal, whatever stdout is
-/// (``ByteProgressBar``); never when stderr is a pipe or file.
+/// ``progressThresholdBytes`` draws a byte progress bar on stderr when stderr is a terminal and the body does not
+/// go to a terminal (``ByteProgressBar``, as curl); never when stderr is a pipe or file.
 ///
 /// With `--retry`, a transient failure (``RetryRule``) is tried again while nothing of it reached stdout: a
 /// retried status is decided before its body is written, and `-o FILE` is written again from its first byte.
@@ -100,7 +100,7 @@ enum GetStreaming {
         var options = options
         let console = context.console
         let output = plan.output
-        let bar = ByteProgressBar(allowed: plan.progress, context: context)
+        let bar = ByteProgressBar(allowed: plan.progress, context: context, bodyToStdout: output == nil)
         bar?.attach(to: &options)
         let sink = try output.map { url throws(CommandFailure) in try BodySink(file: url, refusingLinks: plan.refusingLinks) }
             ?? BodySink(console: console, refusingBinary: plan.refusingBinary)

@@ -4,9 +4,10 @@ import Testing
 @testable import CacheCLI
 import CacheTestSupport
 
-/// `get`'s byte bar follows stderr alone, as curl's progress meter does: drawn when stderr is a terminal and the
-/// body is large, whether stdout is a terminal, a pipe or a file, in the streaming path and in the buffered one
-/// (`-i`, `-D`, `--fail`, `--json`); never under `-s`/`--no-progress-meter`, never when stderr is not a terminal.
+/// `get`'s byte bar follows stderr, as curl's progress meter does: drawn when stderr is a terminal and the body
+/// is large, whether stdout is a pipe or a file, in the streaming path and in the buffered one (`-i`, `-D`,
+/// `--fail`, `--json`); never under `-s`/`--no-progress-meter`, never when stderr is not a terminal, and never
+/// when the body itself goes to the terminal (curl leaves its meter out then, so the two never mix).
 @Suite struct ProgressBarFollowsStderrTests {
     /// Bytes written to one stream.
     final class Buffer: Sendable {
@@ -29,13 +30,16 @@ import CacheTestSupport
         var stdoutCount: Int { out.bytes.count }
     }
 
-    @Test func theDecisionLooksAtStderrOnly() {
+    @Test func theDecisionLooksAtStderrAndWhereTheBodyGoes() {
         func console(out: Bool, err: Bool) -> Console { SplitConsole(stdoutIsTerminal: out, stderrIsTerminal: err).console }
-        #expect(ByteProgressBar.isShown(allowed: true, console: console(out: false, err: true)))
-        #expect(ByteProgressBar.isShown(allowed: true, console: console(out: true, err: true)))
-        #expect(!ByteProgressBar.isShown(allowed: true, console: console(out: true, err: false)))
-        #expect(!ByteProgressBar.isShown(allowed: true, console: console(out: false, err: false)))
-        #expect(!ByteProgressBar.isShown(allowed: false, console: console(out: false, err: true)))
+        #expect(ByteProgressBar.isShown(allowed: true, console: console(out: false, err: true), bodyToStdout: true))
+        #expect(ByteProgressBar.isShown(allowed: true, console: console(out: true, err: true), bodyToStdout: false),
+                "-o FILE with stdout a terminal")
+        #expect(!ByteProgressBar.isShown(allowed: true, console: console(out: true, err: true), bodyToStdout: true),
+                "the body goes to the terminal: no meter mixed into it, as curl")
+        #expect(!ByteProgressBar.isShown(allowed: true, console: console(out: true, err: false), bodyToStdout: false))
+        #expect(!ByteProgressBar.isShown(allowed: true, console: console(out: false, err: false), bodyToStdout: true))
+        #expect(!ByteProgressBar.isShown(allowed: false, console: console(out: false, err: true), bodyToStdout: true))
         #expect(ByteProgressBar.isLarge(received: 0, expected: (4 << 20) + 1))
         #expect(ByteProgressBar.isLarge(received: (4 << 20) + 1, expected: nil))
         #expect(!ByteProgressBar.isLarge(received: 1000, expected: 4 << 20))
@@ -67,6 +71,9 @@ import CacheTestSupport
         #expect(quiet.stderr.isEmpty, "\(quiet.stderr)")
         let (_, logged) = await Self.run(["get", "-o", "-"] + options + [url], stdoutIsTerminal: true, stderrIsTerminal: false, cli: cli)
         #expect(logged.stderr.isEmpty, "\(logged.stderr)")
+        let (_, onScreen) = await Self.run(["get", "-o", "-"] + options + [url], stdoutIsTerminal: true, stderrIsTerminal: true,
+                                           cli: cli)
+        #expect(!onScreen.stderr.contains("["), "the body goes to the terminal: \(onScreen.stderr.suffix(200))")
         let (_, small) = await Self.run(["get"] + options + [origin.url("/size/1000").absoluteString],
                                         stdoutIsTerminal: false, stderrIsTerminal: true, cli: cli)
         #expect(small.stderr.isEmpty, "\(small.stderr)")
