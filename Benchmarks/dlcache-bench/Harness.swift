@@ -13,6 +13,17 @@ struct BenchResult: Sendable {
     var unit: String
     /// What was measured, in words (absolute times of both sides, sizes, counts).
     var detail: String
+
+    /// Whether `baseline` is a goal the figure is judged against (false: only a reference, such as the
+    /// inline-vs-file crossover's 1).
+    var isGoal = true
+
+    /// Whether the figure meets its goal: at least the goal for a speedup (`*_speedup_*`), at most it for
+    /// everything else (costs, milliseconds, megabytes, counts); nil without a goal or a figure.
+    var meetsGoal: Bool? {
+        guard isGoal, let baseline, !value.isNaN else { return nil }
+        return name.contains("speedup") ? value >= baseline : value <= baseline
+    }
 }
 
 /// Timing helpers. Every figure a suite reports should be a ratio of two timings taken in the same run.
@@ -87,6 +98,7 @@ enum BenchReport {
                 var item: [String: Any] = ["name": r.name, "unit": r.unit, "detail": r.detail]
                 item["value"] = r.value.isNaN ? NSNull() : r.value
                 item["baseline"] = r.baseline ?? NSNull()
+                item["met"] = r.meetsGoal ?? NSNull()
                 items.append(item)
             }
             let object: [String: Any] = ["suite": suite, "results": items]
@@ -98,11 +110,13 @@ enum BenchReport {
         }
         let nameWidth = max(4, results.map(\.name.count).max() ?? 4)
         Swift.print("suite: \(suite)")
-        Swift.print(pad("name", nameWidth) + "  " + pad("value", 10) + "  " + pad("goal", 8) + "  detail")
+        Swift.print(pad("name", nameWidth) + "  " + pad("value", 10) + "  " + pad("goal", 8) + "  " + pad("met", 7)
+                    + "  detail")
         for r in results {
             let goal = r.baseline.map { format($0) } ?? "-"
+            let met = r.meetsGoal.map { $0 ? "yes" : "NOT MET" } ?? "-"
             Swift.print(pad(r.name, nameWidth) + "  " + pad(format(r.value) + " " + r.unit, 10) + "  "
-                        + pad(goal, 8) + "  " + r.detail)
+                        + pad(goal, 8) + "  " + pad(met, 7) + "  " + r.detail)
         }
     }
 
