@@ -86,6 +86,9 @@ enum CacheOpener {
             limits.apply(to: &configuration)
             configure(&configuration)
         }
+        if !parsed.flag("silent"), let note = limits.entryOverDiskNote(configured: cache.store.configuration) {
+            context.console.err(note)
+        }
         if trims, let maxDisk = parsed.value("max-disk"), limits.maxDisk != nil,
            let removed = trim(cache, context: context), removed.count > 0 {
             context.console.err("dlcache: trimmed the cache to --max-disk \(maxDisk): removed \(removed.description), "

@@ -127,6 +127,7 @@ package enum DriverCommand: Command {
             $0.targetedFields = targets
             $0.sharedTier = shared
         }
+        if let note = storageLimits.entryOverDiskNote(configured: cache.store.configuration) { context.console.err(note) }
         if let maxDisk = parsed.value("max-disk"), let removed = CacheOpener.trim(cache, context: context), removed.count > 0 {
             context.console.err("dlcache: trimmed the cache to --max-disk \(maxDisk): removed \(removed.description), "
                                 + "least recently used first (pinned entries are kept)")

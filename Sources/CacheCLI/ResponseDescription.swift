@@ -92,7 +92,7 @@ enum ResponseDescription {
         case .http:
             return "HTTP error \(error.code.httpStatus.map(String.init) ?? "") for \(target): \(detail)"
         case .connect:
-            if !resumes.isEmpty { return "network error: the connection to the origin for \(target) was lost (\(detail))\(resumes)" }
+            if !resumes.isEmpty { return "network error: the connection to the origin for \(target) failed (\(detail))\(resumes)" }
             return "network error: cannot connect to the origin for \(target)\(nothing) (\(detail))"
         case .timeout:
             if !resumes.isEmpty { return "network error: timed out fetching \(target) (\(detail))\(resumes)" }

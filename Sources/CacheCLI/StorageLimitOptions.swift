@@ -1,5 +1,6 @@
 import Foundation
 import DownloadCache
+import CacheStore
 
 /// `--max-disk SIZE` and `--max-entry SIZE`: the cache's byte limits for this run; `--max-filesize SIZE`: the most
 /// bytes one response body may have (curl's option of that name).
@@ -28,6 +29,14 @@ enum StorageLimitOptions {
         var maxEntry: Int64?
         /// `--max-filesize`: the cap on one response body (`maxResponseBodyBytes`).
         var maxFileSize: Int64?
+
+        /// The warning when `--max-entry` was given above the disk limit in force (the entry limit is then the disk
+        /// limit: a body larger than the whole cache is never stored); nil otherwise.
+        func entryOverDiskNote(configured: CacheStore.Configuration) -> String? {
+            guard let maxEntry, let disk = configured.maxDiskBytes, maxEntry > disk else { return nil }
+            return "Warning: --max-entry \(Formatting.binaryBytes(maxEntry)) is over the disk limit "
+                + "\(Formatting.binaryBytes(disk)) (--max-disk); the entry limit is \(Formatting.binaryBytes(disk))"
+        }
 
         /// Sets the given limits on `configuration`.
         func apply(to configuration: inout DownloadCache.Configuration) {

@@ -16,6 +16,18 @@ import CacheTestSupport
         #expect(!ResponseDescription.failureMessage(DownloadError(.cancelled, "x"), url: url).contains("kept"))
     }
 
+    /// A failed connection with bytes kept from an earlier transfer: the connection may never have been made, so
+    /// it is not said to be "lost".
+    @Test func aFailedConnectionWithBytesKeptSaysItFailed() {
+        let url = URL(string: "http://h/big")!
+        let message = ResponseDescription.failureMessage(
+            DownloadError(.connectionFailed, "Failed to connect to h port 80 after 0 ms: Couldn't connect to server"),
+            url: url, kept: 3_000_000)
+        #expect(message == "network error: the connection to the origin for http://h/big failed (Failed to connect "
+                + "to h port 80 after 0 ms: Couldn't connect to server); the 3.0 MB received so far are kept and the "
+                + "next get resumes from there")
+    }
+
     @Test func aTimeoutThatKeptAPartialSaysTheNextGetResumes() async throws {
         let origin = try await OriginServer.start()
         defer { origin.stop() }
@@ -95,5 +107,24 @@ import CacheTestSupport
         #expect(second.err.contains("waiting for another dlcache process downloading \(url)"), "\(second.err)")
         #expect(first.wait(timeout: .seconds(60))?.status == 0)
         #expect(try await origin.hits("/slow").total == 1)
+    }
+}
+
+/// `--max-entry` above `--max-disk` is lowered to the disk limit (a body larger than the whole cache is never
+/// stored), and the run says so instead of doing it silently.
+@Suite struct AnEntryLimitOverTheDiskLimitIsSaidTests {
+    @Test func getWarnsThatTheEntryLimitIsTheDiskLimit() async throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let run = await cli.run(["stats", "--max-disk", "10M", "--max-entry", "20M"])
+        #expect(!run.err.contains("Warning"), "stats only reports: \(run.err)")
+        let origin = try await OriginServer.start()
+        defer { origin.stop() }
+        let get = await cli.run(["get", "--max-disk", "10M", "--max-entry", "20M", origin.url("/size/10").absoluteString])
+        #expect(get.code == 0)
+        #expect(get.err.contains("Warning: --max-entry 20.0 MiB is over the disk limit 10.0 MiB (--max-disk); the entry limit is 10.0 MiB"),
+                "\(get.err)")
+        let quiet = await cli.run(["get", "-s", "--max-disk", "10M", "--max-entry", "20M", origin.url("/size/10").absoluteString])
+        #expect(quiet.err.isEmpty, "\(quiet.err)")
     }
 }
