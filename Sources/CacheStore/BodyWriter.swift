@@ -20,6 +20,8 @@ public final class BodyWriter: Sendable {
         var created = false
         var bytesWritten: Int64 = 0
         var crc: UInt32 = 0
+        /// The file's size at the last fsync (``checkpoint(sync:)``): bytes counted in memory may not be durable yet.
+        var synced: Int64 = 0
         var finished = false
     }
 
@@ -41,7 +43,7 @@ public final class BodyWriter: Sendable {
         self.path = files.tmpPath + "/" + name
         self.fileURL = URL(fileURLWithPath: path, isDirectory: false)
         self.storeID = storeID
-        self.state = Mutex(State(fd: fd, created: fd >= 0, bytesWritten: verified, crc: crc))
+        self.state = Mutex(State(fd: fd, created: fd >= 0, bytesWritten: verified, crc: crc, synced: verified))
     }
 
     deinit {
@@ -51,13 +53,13 @@ public final class BodyWriter: Sendable {
         }
     }
 
-    /// Bytes counted in the running checksum so far: appended through `write(_:)`, taken over from a resumed
-    /// partial, or read back by ``checkpoint(sync:)``.
+    /// Bytes counted in the running checksum so far: appended through `write(_:)`, reported by
+    /// ``countWritten(_:at:)``, taken over from a resumed partial, or read back by ``checkpoint(sync:)``.
     public var bytesWritten: Int64 { state.withLock { $0.bytesWritten } }
 
     /// Counts the bytes written through ``fileDescriptor`` since the last count into the running checksum: reads
-    /// them back (they are in the page cache), after an fsync when `sync`. Returns the bytes counted so far and
-    /// their crc32 — the prefix of the file a partial may keep.
+    /// back (from the page cache) those ``countWritten(_:at:)`` was not told of, after an fsync when `sync`.
+    /// Returns the bytes counted so far and their crc32 — the prefix of the file a partial may keep.
     /// - Throws: `CacheStoreError` from fstat, fsync or read; `.invalidArgument` after commit or abort.
     @discardableResult
     public func checkpoint(sync: Bool) throws(CacheStoreError) -> (verified: Int64, crc: UInt32) {
@@ -69,7 +71,10 @@ public final class BodyWriter: Sendable {
             if state.fd < 0 { return (state.bytesWritten, state.crc) }
             var info = cs_file_info()
             guard cs_stat_fd(state.fd, &info) == 0 else { throw CacheStoreError.posix(cs_errno(), "fstat \(path)") }
-            if sync, info.size > state.bytesWritten { try BlobFiles.sync(state.fd, path: path) }
+            if sync, info.size > state.synced {
+                try BlobFiles.sync(state.fd, path: path)
+                state.synced = info.size
+            }
             try countTail(&state, upTo: info.size)
             return (state.bytesWritten, state.crc)
         }
@@ -84,6 +89,24 @@ public final class BodyWriter: Sendable {
             _ = cs_seek(state.fd, 0)
             state.bytesWritten = 0
             state.crc = 0
+            state.synced = 0
+        }
+    }
+
+    /// Counts `bytes`, just written through ``fileDescriptor`` at file offset `offset` (in bytes), into the running
+    /// checksum while they are in memory, so that neither ``checkpoint(sync:)`` nor the commit reads them back.
+    /// Only the part continuing the counted prefix is counted: bytes before it were counted already (a rewrite of
+    /// an overlap is not re-counted, as with a read-back), and bytes after a gap are left for the read-back, which
+    /// starts at the counted prefix's end. Does nothing after commit, abort or detach.
+    public func countWritten(_ bytes: UnsafeRawBufferPointer, at offset: Int64) {
+        guard let base = bytes.baseAddress, offset >= 0 else { return }
+        state.withLock { state in
+            guard !state.finished, state.fd >= 0 else { return }
+            let end = offset + Int64(bytes.count)
+            guard offset <= state.bytesWritten, end > state.bytesWritten else { return }
+            let skip = Int(state.bytesWritten - offset)
+            state.crc = cs_crc32(state.crc, base + skip, bytes.count - skip)
+            state.bytesWritten = end
         }
     }
 

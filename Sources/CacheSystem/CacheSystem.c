@@ -517,6 +517,7 @@ uint32_t cs_crc32_combine(uint32_t crc1, uint32_t crc2, int64_t count2) {
 int cs_crc32_is_accelerated(void) { return choose_crc32() != zlib_crc32; }
 
 int cs_seek(int fd, int64_t offset) { return lseek(fd, (off_t)offset, SEEK_SET) < 0 ? -1 : 0; }
+int64_t cs_tell(int fd) { off_t at = lseek(fd, 0, SEEK_CUR); return at < 0 ? -1 : (int64_t)at; }
 
 int cs_sync(int fd) {
 #ifdef __APPLE__

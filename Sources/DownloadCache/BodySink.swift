@@ -61,6 +61,8 @@ final class BodySink: @unchecked Sendable {
                 slot.record(descriptor)
                 return .init(descriptor: descriptor, url: url, ownsDescriptor: true)
             }
+            // A writer that gave its file up for the private directory is finished and counts nothing.
+            file.checksumWrites(into: writer)
         } else {
             // Only if even the private directory cannot be made: the system temporary directory, under a random name.
             slot = Slot(nil)
@@ -88,6 +90,7 @@ final class BodySink: @unchecked Sendable {
         slot = Slot(writer)
         slot.record(descriptor)
         file = ResponseBodyFile(url: writer.fileURL, descriptor: descriptor, ownsDescriptor: false)
+        file.checksumWrites(into: writer)
         file.limitBytes(to: maxTransferBytes)
     }
 

@@ -37,6 +37,9 @@ public final class ResponseBodyFile: Sendable {
         /// Why the limit is what it is when the caller's cap set it (``cap(atMost:reason:)``); nil otherwise.
         var capReason: String?
         var observer: (@Sendable (Int64) -> Void)?
+        /// The store's writer whose file this is: told of each write's bytes and offset, so it checksums them
+        /// while they are in memory (``BodyWriter/countWritten(_:at:)``).
+        var checksummer: BodyWriter?
     }
     private let counter = Mutex(Counter())
 
@@ -104,20 +107,30 @@ public final class ResponseBodyFile: Sendable {
     public func write(_ bytes: UnsafeRawBufferPointer) throws(TransportError) {
         let descriptor = try open()
         guard let base = bytes.baseAddress, bytes.count > 0 else { return }
-        let refusedLimit: Int64? = counter.withLock { counter in
-            guard let limit = counter.limit, counter.written + Int64(bytes.count) > limit else { return nil }
+        let (refusedLimit, checksummer): (Int64?, BodyWriter?) = counter.withLock { counter in
+            guard let limit = counter.limit, counter.written + Int64(bytes.count) > limit else {
+                return (nil, counter.checksummer)
+            }
             counter.exceeded = true
-            return limit
+            return (limit, nil)
         }
         if let refusedLimit { throw TransportError.bodyTooLarge(limit: refusedLimit) }
+        let offset = checksummer == nil ? -1 : cs_tell(descriptor)
         if cs_write_all(descriptor, base, bytes.count) != 0 {
             throw TransportError.other("cannot write body file \(url.path): \(ErrorWords.systemMessage(Int(cs_errno())))")
         }
+        if offset >= 0 { checksummer?.countWritten(bytes, at: offset) }
         let (written, observer) = counter.withLock { counter in
             counter.written += Int64(bytes.count)
             return (counter.written, counter.observer)
         }
         observer?(written)
+    }
+
+    /// Tells `writer` of every write from now on (the file must be `writer`'s own, written through its
+    /// descriptor), so it checksums the bytes from memory instead of reading them back.
+    func checksumWrites(into writer: BodyWriter) {
+        counter.withLock { $0.checksummer = writer }
     }
 
     /// Limits the bytes `write` may append, in bytes (`nil` = unlimited).

@@ -165,6 +165,8 @@ uint32_t cs_crc32_combine(uint32_t crc1, uint32_t crc2, int64_t count2);
 int cs_crc32_is_accelerated(void);
 /// Moves the file offset to `offset` bytes from the start.
 int cs_seek(int fd, int64_t offset);
+/// The descriptor's current file offset in bytes (lseek SEEK_CUR); -1 with errno set on failure.
+int64_t cs_tell(int fd);
 /// Makes an open file's data durable: `fsync` on Linux, `fcntl(F_FULLFSYNC)` on Apple platforms (plain
 /// `fsync` there only reaches the drive's cache), falling back to `fsync` where F_FULLFSYNC is refused.
 int cs_sync(int fd);
