@@ -22,6 +22,9 @@ public final class BodyWriter: Sendable {
         var crc: UInt32 = 0
         /// The file's size at the last fsync (``checkpoint(sync:)``): bytes counted in memory may not be durable yet.
         var synced: Int64 = 0
+        /// Some bytes were counted from memory by ``countWritten(_:at:)``: the crc32 is that of the bytes written,
+        /// which the file holds only if nothing else wrote to it.
+        var countedFromMemory = false
         var finished = false
     }
 
@@ -90,6 +93,7 @@ public final class BodyWriter: Sendable {
             state.bytesWritten = 0
             state.crc = 0
             state.synced = 0
+            state.countedFromMemory = false
         }
     }
 
@@ -107,7 +111,31 @@ public final class BodyWriter: Sendable {
             let skip = Int(state.bytesWritten - offset)
             state.crc = cs_crc32(state.crc, base + skip, bytes.count - skip)
             state.bytesWritten = end
+            state.countedFromMemory = true
         }
+    }
+
+    /// Whether `bytes`, about to be written at file offset `offset` (bytes) through ``fileDescriptor``, agree with
+    /// the counted prefix where they overlap it (a 206 starting before the bytes held must repeat them): the
+    /// overlap is read from the file and compared. True when they do not overlap it; false when they differ or
+    /// the overlap cannot be read, so two versions are never joined.
+    public func overlapMatches(_ bytes: UnsafeRawBufferPointer, at offset: Int64) -> Bool {
+        guard let base = bytes.baseAddress, offset >= 0 else { return true }
+        let counted = state.withLock { $0.bytesWritten }
+        guard offset < counted else { return true }
+        let count = Int(min(Int64(bytes.count), counted - offset))
+        guard let reader = try? BlobFiles.openForReading(files.handles.tmp, name, path: path) else { return false }
+        defer { _ = cs_close(reader) }
+        let held = UnsafeMutableRawBufferPointer.allocate(byteCount: max(count, 1), alignment: 16)
+        defer { held.deallocate() }
+        guard let heldBase = held.baseAddress else { return false }
+        var done = 0
+        while done < count {
+            let n = cs_read_at(reader, heldBase + done, count - done, offset + Int64(done))
+            if n <= 0 { return false }
+            done += Int(n)
+        }
+        return memcmp(heldBase, base, count) == 0
     }
 
     /// Reads the file from `state.bytesWritten` to `size` into the running checksum (through a descriptor opened
@@ -204,12 +232,14 @@ public final class BodyWriter: Sendable {
     }
 
     /// Closes the file (after an fsync when `sync`) and returns its size and crc32 — the running values when the
-    /// file at `path` is still the one written through `write(_:)`, else values computed by reading the file.
+    /// file at `path` is still the one written through `write(_:)`, else values computed by reading the file —
+    /// and `readBack`: false when part of the crc32 was counted from memory (``countWritten(_:at:)``), so the
+    /// file was not seen to hold those bytes.
     /// A writer that never created its file and finds none at its name creates it empty now, so the caller
     /// always finishes with a file. Marks the writer finished (the caller now owns the file).
     /// - Throws: `CacheStoreError` from create/fsync/read, `.invalidArgument` when already finished.
-    func finish(sync: Bool) throws(CacheStoreError) -> (size: Int64, crc: UInt32) {
-        try state.withLock { (state: inout State) throws(CacheStoreError) -> (size: Int64, crc: UInt32) in
+    func finish(sync: Bool) throws(CacheStoreError) -> (size: Int64, crc: UInt32, readBack: Bool) {
+        try state.withLock { (state: inout State) throws(CacheStoreError) -> (size: Int64, crc: UInt32, readBack: Bool) in
             guard !state.finished else {
                 throw CacheStoreError(.invalidArgument, "body writer was already committed or aborted")
             }
@@ -224,17 +254,18 @@ public final class BodyWriter: Sendable {
             }
             let sameFile = fdValid && written.inode == current.inode && written.device == current.device
                 && current.size >= state.bytesWritten
-            let result: (size: Int64, crc: UInt32)
+            let result: (size: Int64, crc: UInt32, readBack: Bool)
             if sameFile {
                 if sync { try BlobFiles.sync(state.fd, path: path) }
                 // Bytes the transport wrote through the descriptor after the last checkpoint: only they are read.
                 try countTail(&state, upTo: current.size)
-                result = (state.bytesWritten, state.crc)
+                result = (state.bytesWritten, state.crc, !state.countedFromMemory)
             } else {
                 // A file the caller put there: opened without following a link, regular files only.
                 let fd = try BlobFiles.openForReading(files.handles.tmp, name, path: path)
                 defer { _ = cs_close(fd) }
-                result = try BlobFiles.sizeAndChecksum(fd: fd, path: path)
+                let (size, crc) = try BlobFiles.sizeAndChecksum(fd: fd, path: path)
+                result = (size, crc, true)
                 if sync { _ = cs_sync(fd) }
             }
             if state.fd >= 0 { _ = cs_close(state.fd) }

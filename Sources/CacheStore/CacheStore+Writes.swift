@@ -114,9 +114,10 @@ extension CacheStore {
         // the caller can still deliver it (and then aborts the writer).
         let pendingSize = BlobFiles.info(files.handles.tmp, writer.name)?.size ?? 0
         try requireWithinEntryLimit(max(writer.bytesWritten, pendingSize), key: key)
-        let (size, crc) = try writer.finish(sync: configuration.durability == .powerLoss)
-        // The file whose size and crc32 `finish` just computed (it read back what was not yet counted).
-        let finished = BlobFiles.info(files.handles.tmp, writer.name)
+        let (size, crc, readBack) = try writer.finish(sync: configuration.durability == .powerLoss)
+        // The file whose size and crc32 `finish` just computed (it read back what was not yet counted); nil when
+        // part of the crc32 came from memory: the first read of the blob checks it against the file.
+        let finished = readBack ? BlobFiles.info(files.handles.tmp, writer.name) : nil
         let now = configuration.currentTime()
         let info = EntryInfo(key: key, metadata: metadata, bodySize: size, checksum: crc, storageClass: storageClass,
                              isPinned: pinned || wasPinnedBeforeDrop(key), createdAt: now, lastAccessedAt: now)

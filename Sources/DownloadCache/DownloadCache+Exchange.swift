@@ -210,7 +210,9 @@ extension DownloadCache {
         if let announced, announced > cap {
             file.cap(atMost: 0, reason: "the \(announced)-byte body is over the \(cap)-byte limit on a body (maxResponseBodyBytes, --max-filesize); not fetched")
         } else {
-            file.cap(atMost: cap - (head.status == 206 ? held : 0),
+            // A 206's body starts at its first byte (which may be before the bytes held: the overlap is rewritten).
+            let start = head.status == 206 ? (ContentRange.of(head.headers)?.range?.first ?? held) : 0
+            file.cap(atMost: cap - start,
                      reason: "the body went over the \(cap)-byte limit on a body (maxResponseBodyBytes, --max-filesize); stopped there")
         }
     }
@@ -241,7 +243,9 @@ extension DownloadCache {
             let response = try await transport.send(transportRequest, bodyFile: file, events: events)
             return .success(response)
         } catch {
-            // The transport words a refused write its own way ("write failed: ..."); the cause is the limit.
+            // The transport words a refused write its own way ("write failed: ..."); the cause is the limit, or
+            // bytes of another version (the held bytes are then not kept: `discardsPartial`).
+            if let refusal = file.versionRefusal { return .failure(.invalidResponse(refusal)) }
             if file.limitExceeded, let limit = file.byteLimit {
                 if let reason = file.capReason { return .failure(.bodyTooLarge(limit: limit, detail: reason)) }
                 if file.limitIsFraming {

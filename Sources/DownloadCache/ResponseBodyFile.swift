@@ -40,6 +40,8 @@ public final class ResponseBodyFile: Sendable {
         /// The store's writer whose file this is: told of each write's bytes and offset, so it checksums them
         /// while they are in memory (``BodyWriter/countWritten(_:at:)``).
         var checksummer: BodyWriter?
+        /// Why a write was refused as another version's bytes (see ``write(_:)-(UnsafeRawBufferPointer)``).
+        var versionRefusal: String?
     }
     private let counter = Mutex(Counter())
 
@@ -103,7 +105,8 @@ public final class ResponseBodyFile: Sendable {
     /// Appends `bytes` (all of them, retrying short writes).
     /// - Throws: ``TransportError/other(_:)`` with the system's reason (e.g. no space left on the device);
     ///   ``TransportError/bodyTooLarge(limit:)`` when the bytes would take the file over the cache's limit
-    ///   (none of them is written).
+    ///   (none of them is written); `invalidResponse` when they rewrite bytes the store's writer has counted
+    ///   (a 206 starting before the bytes held) with other bytes (none of them is written).
     public func write(_ bytes: UnsafeRawBufferPointer) throws(TransportError) {
         let descriptor = try open()
         guard let base = bytes.baseAddress, bytes.count > 0 else { return }
@@ -116,6 +119,12 @@ public final class ResponseBodyFile: Sendable {
         }
         if let refusedLimit { throw TransportError.bodyTooLarge(limit: refusedLimit) }
         let offset = checksummer == nil ? -1 : cs_tell(descriptor)
+        if offset >= 0, let checksummer, !checksummer.overlapMatches(bytes, at: offset) {
+            // A 206 that starts before the bytes held must repeat them: other bytes are another version.
+            let refusal = "the 206 repeats the bytes held from offset \(offset) differently: another version of the resource"
+            counter.withLock { $0.versionRefusal = refusal }
+            throw TransportError.invalidResponse(refusal)
+        }
         if cs_write_all(descriptor, base, bytes.count) != 0 {
             throw TransportError.other("cannot write body file \(url.path): \(ErrorWords.systemMessage(Int(cs_errno())))")
         }
@@ -132,6 +141,10 @@ public final class ResponseBodyFile: Sendable {
     func checksumWrites(into writer: BodyWriter) {
         counter.withLock { $0.checksummer = writer }
     }
+
+    /// Why a write was refused because it rewrote held bytes with other ones (nil when none was): the transport
+    /// words a refused write its own way, the caller reports this instead (`invalidResponse`).
+    var versionRefusal: String? { counter.withLock { $0.versionRefusal } }
 
     /// Limits the bytes `write` may append, in bytes (`nil` = unlimited).
     func limitBytes(to limit: Int64?) {

@@ -53,11 +53,14 @@ import CacheSystem
         }
         _ = cs_close(other)
         try store.commit(writer, metadata: Data("m".utf8), for: key)
+        // The committing store did not see the file hold those bytes, so its first read checks them too.
+        #expect(store.entry(for: key) == nil)
         store.close()
         // The stored checksum is the one of the bytes written (a read-back would have taken the changed bytes'):
         // the changed file fails it and is not served.
         let reopened = try CacheStore(configuration: configuration)
         #expect(reopened.entry(for: key) == nil)
+        #expect(reopened.verify(repair: false).problems.isEmpty)  // the damaged entry was removed
     }
 
     @Test func aRewrittenOverlapCountsOnlyWhatContinuesThePrefix() throws {

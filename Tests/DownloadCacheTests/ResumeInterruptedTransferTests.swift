@@ -166,6 +166,33 @@ import Testing
         }
     }
 
+    @Test func aBodyCapOfExactlyTheBodysSizeLetsAnEarly206Through() async throws {
+        try await withHarness({ $0.maxResponseBodyBytes = Int64(Self.size) }) { h in
+            _ = try await Self.interruptedByTruncation(h, "/cap")
+            // The 206 starts 5,000 bytes before the held count: the whole body is still exactly the cap.
+            try await h.origin.configure(path: "/cap", headers: [("Cache-Control", "max-age=600")], size: Self.size,
+                                         etag: "\"v1\"", rangeMode: .early, rangeEarly: 5_000)
+            try Self.expectWholeAndStored(h, "/cap", try await h.get("/cap"))
+        }
+    }
+
+    @Test func a206RepeatingTheHeldBytesDifferentlyIsNeverJoined() async throws {
+        try await withHarness { h in
+            let kept = try await Self.interruptedByTruncation(h, "/lie")
+            #expect(kept > 5_000)
+            // The same ETag, other bytes (shifted by one from the second request on): an early 206's overlap
+            // differs from the bytes held, so they are another version and nothing of it is written or joined.
+            try await h.origin.configure(path: "/lie", headers: [("Cache-Control", "max-age=600")], size: Self.size,
+                                         etags: ["\"v1\"", "\"v1\""], rangeMode: .early, rangeEarly: 5_000)
+            await #expect(throws: DownloadError.self) { try await h.get("/lie") }
+            #expect(h.storedVariants("/lie").isEmpty)
+            #expect(Self.partials(h, "/lie").isEmpty)
+            try Self.expectWholeAndStored(h, "/lie", try await h.get("/lie"), shift: 1)
+            let hits = try await h.hits("/lie")
+            #expect(hits.total == 3 && hits.ranged == 1)  // cut, the refused 206, the whole 200
+        }
+    }
+
     @Test(arguments: [OriginServer.RangeMode.wrongTotal, .noContentRange])
     func a206ThatCannotBeCombinedIsThrownAwayAndTheWholeFetched(mode: OriginServer.RangeMode) async throws {
         try await withHarness { h in
