@@ -45,7 +45,8 @@ public enum CommandLineTool {
     /// SIGINT and SIGTERM cancel the running command instead of killing the process: a download stops, keeps
     /// what it received as a partial entry (resumed by the next `get`), the caches are closed cleanly, and the
     /// exit code is 128 + the signal number (130 for Ctrl-C), as a shell reports a process killed by it. A second
-    /// signal exits at once with that code, and so does the process when the cancelled command has not finished
+    /// signal exits at once with that code (`_exit`, no clean close: what a download kept is recovered as after
+    /// SIGKILL, to its last checkpoint), and so does the process when the cancelled command has not finished
     /// ``signalGraceSeconds`` after the first (a thread blocked in the kernel, e.g. opening `-o FIFO` that no
     /// process reads, never sees the cancellation). A signal that was ignored when the process started (a shell's
     /// background job ignores SIGINT) stays ignored.
@@ -78,7 +79,10 @@ public enum CommandLineTool {
                         _exit(128 + number)
                     }
                 } else {
-                    exit(128 + number)
+                    // `_exit`, as a kill: `exit`'s handler would close the caches under the clean-up still running
+                    // on other threads (a download keeping its partial would find its store closed); left open, the
+                    // next opener recovers them as after SIGKILL (partials kept to their last checkpoint).
+                    _exit(128 + number)
                 }
             }
             source.resume()

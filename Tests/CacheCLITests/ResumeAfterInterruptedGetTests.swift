@@ -112,4 +112,25 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: sessions).isEmpty)
         try await Self.expectResumed(origin, env: env, output: output)
     }
+
+    @Test(.enabled(if: ExecutableTests.binary != nil, "dlcache is not built next to the test bundle"))
+    func twoSignalsAtOnceKeepAtLeastTheLastCheckpoint() async throws {
+        let origin = try await OriginServer.start()
+        defer { origin.stop() }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-int2-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let env = Self.environment(directory)
+        let output = directory.appendingPathComponent("out")
+        try await origin.configure(path: "/big", headers: [("Cache-Control", "max-age=600")], size: Self.size,
+                                   etag: "\"v1\"", rate: 10_000_000)
+        let (child, checkpointed) = try await Self.startedGet(origin, env: env, output: output, keptAtLeast: 4 << 20)
+        // `timeout -s INT` signals the child and its process group; an impatient user presses Ctrl-C twice.
+        child.send(signal: SIGINT)
+        child.send(signal: SIGINT)
+        #expect(child.wait(timeout: .seconds(30)) == .exited(130))
+        // The second signal exits at once, like a kill: nothing of what was checkpointed is deleted.
+        let kept = try #require(Self.partials(directory).first)
+        #expect(kept.verifiedBytes >= checkpointed && kept.verifiedBytes < Int64(Self.size))
+        try await Self.expectResumed(origin, env: env, output: output)
+    }
 }
