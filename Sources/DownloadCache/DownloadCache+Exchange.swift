@@ -88,10 +88,12 @@ extension DownloadCache {
                               headTime.record(clock())
                               Self.allowAnnouncedLength(of: head, in: sink.file) { store.temporarySpaceAvailable }
                               if resumed != nil { Self.limitResumedBody(of: head, in: sink.file) }
-                              if let cap = bodyCap {
-                                  Self.capBody(of: head, at: cap, held: resumed?.held ?? 0, in: sink.file)
-                              }
-                              transfer.receivedHead(head)
+                              let refused = bodyCap.map {
+                                  Self.capBody(of: head, at: $0, held: resumed?.held ?? 0, in: sink.file)
+                              } ?? false
+                              // A body refused at its first byte is not registered as a partial: one kept from an
+                              // earlier transfer of the URL stays.
+                              if !refused || resumed != nil { transfer.receivedHead(head) }
                               Self.tapBody(options.bodyTap, head: head, sink: sink, resumed: resumed, transfer: transfer)
                           }, bodyProgress: transfer.receivedBytes) {
         case .success(let response):
@@ -204,16 +206,20 @@ extension DownloadCache {
     /// `--max-filesize`): a response announcing a longer body (its `Content-Length`, or a 206's complete length)
     /// fails at its first body byte; any other fails once the body grows past the cap (`held` bytes of it are
     /// kept from an interrupted transfer already). Either way `bodyTooLarge`, nothing stored.
-    static func capBody(of head: TransportResponseHead, at cap: Int64, held: Int64, in file: ResponseBodyFile) {
+    /// - Returns: true when the announced length refuses the body at its first byte.
+    @discardableResult
+    static func capBody(of head: TransportResponseHead, at cap: Int64, held: Int64, in file: ResponseBodyFile) -> Bool {
         let announced = head.status == 206 ? ContentRange.of(head.headers)?.completeLength
             : RFC9110.completeLength(head.headers)
         if let announced, announced > cap {
             file.cap(atMost: 0, reason: "the \(announced)-byte body is over the \(cap)-byte limit on a body (maxResponseBodyBytes, --max-filesize); not fetched")
+            return true
         } else {
             // A 206's body starts at its first byte (which may be before the bytes held: the overlap is rewritten).
             let start = head.status == 206 ? (ContentRange.of(head.headers)?.range?.first ?? held) : 0
             file.cap(atMost: cap - start,
                      reason: "the body went over the \(cap)-byte limit on a body (maxResponseBodyBytes, --max-filesize); stopped there")
+            return false
         }
     }
 

@@ -58,6 +58,9 @@ extension DownloadCache {
                 try? store.removePartial(for: info.key)
                 continue
             }
+            // Over the caller's cap on a body (--max-filesize): not resumed, so none of the held bytes is delivered;
+            // the request then fails at its first byte on the announced length. The partial stays.
+            if let cap = configuration.maxResponseBodyBytes, total > cap { return nil }
             guard let writer = try? store.resumePartial(for: info.key) else { continue }
             return ResumedPartial(key: info.key, metadata: metadata, held: writer.bytesWritten, validator: validator,
                                   total: total, writer: writer)

@@ -33,6 +33,28 @@ import CacheTestSupport
         #expect(try Data(contentsOf: output).count == 3_000_000)
     }
 
+    @Test func aKeptPartialOfABodyOverTheLimitIsNotResumedNorWritten() async throws {
+        let origin = try await OriginServer.start()
+        defer { origin.stop() }
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        try await origin.configure(path: "/cut", headers: [("Cache-Control", "max-age=600")], size: 3_000_000,
+                                   etag: "\"v1\"", truncate: true)
+        let output = cli.directory.appendingPathComponent("cut.bin")
+        let cut = await cli.run(["get", "-o", output.path, origin.url("/cut").absoluteString])
+        #expect(cut.code != 0)
+        #expect(try Self.tmpFiles(cli).count == 1, "the cut transfer keeps a partial")
+        try? FileManager.default.removeItem(at: output)
+        try await origin.configure(path: "/cut", headers: [("Cache-Control", "max-age=600")], size: 3_000_000,
+                                   etag: "\"v1\"")
+        let run = await cli.run(["get", "--max-filesize", "1M", "-o", output.path, origin.url("/cut").absoluteString])
+        #expect(run.code == 63, "\(run.err)")
+        // Neither the held bytes nor any new one is written; no Range is sent; the partial stays for a later get.
+        #expect(((try? Data(contentsOf: output))?.count ?? 0) == 0)
+        #expect(try await origin.hits("/cut").ranged == 0)
+        #expect(try Self.tmpFiles(cli).count == 1)
+    }
+
     @Test func anEndlessBodyStopsAtTheLimit() async throws {
         let origin = try await OriginServer.start()
         defer { origin.stop() }
