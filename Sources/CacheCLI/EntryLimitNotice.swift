@@ -38,15 +38,20 @@ enum EntryLimitNotice {
     }
 
     /// For an interrupted transfer that kept nothing: the clause saying why when the response's announced
-    /// length (`Content-Length` of `headers`) is over `limit` bytes (the partial limit, `--max-disk`), e.g.
+    /// length (`Content-Length` of `headers`, or the complete length of a 206's `Content-Range`) is over `limit` bytes
+    /// (the partial limit, `--max-disk`), e.g.
     /// `; nothing was kept to resume: the 2.0 GB body is over the disk limit 1.0 GiB (--max-disk), so the next get
     /// starts again from byte 0`; "" otherwise.
     static func notKeptClause(headers: HTTPHeaders?, limit: Int64?) -> String {
-        guard let limit, let text = headers?.first("Content-Length"), let length = Int64(text), length > limit else {
+        guard let limit, let headers else { return "" }
+        // A 206 resuming a partial: its Content-Length is the rest; the body is its complete length.
+        let resumed = ContentRange.of(headers)?.completeLength
+        guard let length = resumed ?? headers.first("Content-Length").flatMap({ Int64($0) }), length > limit else {
             return ""
         }
+        let dropped = resumed != nil ? " (the bytes kept before were dropped too)" : ""
         return "; nothing was kept to resume: the \(Formatting.bytes(length)) body is over the disk limit "
-            + "\(Formatting.binaryBytes(limit)) (--max-disk), so the next get starts again from byte 0"
+            + "\(Formatting.binaryBytes(limit)) (--max-disk)\(dropped), so the next get starts again from byte 0"
     }
 
     /// `128.0 MiB (--max-entry)`: the limit in the units the option takes.

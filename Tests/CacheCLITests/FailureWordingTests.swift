@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import CacheCLI
 import DownloadCache
+import HTTPCacheSemantics
 import CacheTestSupport
 
 /// Failure messages in the user's terms: an interrupted download says it was stopped (not the library's
@@ -126,5 +127,27 @@ import CacheTestSupport
                 "\(get.err)")
         let quiet = await cli.run(["get", "-s", "--max-disk", "10M", "--max-entry", "20M", origin.url("/size/10").absoluteString])
         #expect(quiet.err.isEmpty, "\(quiet.err)")
+    }
+}
+
+/// The clause of an interrupted transfer that kept nothing because its body is over the disk limit names the
+/// body's complete length: a 206 resuming a partial announces only the rest in its Content-Length.
+@Suite struct ABodyOverTheDiskLimitIsNamedByItsCompleteLengthTests {
+    @Test func a206IsNamedByItsContentRangesCompleteLength() {
+        var headers = HTTPHeaders()
+        headers.add("Content-Length", "234500000")
+        headers.add("Content-Range", "bytes 15500000-249999999/250000000")
+        let clause = EntryLimitNotice.notKeptClause(headers: headers, limit: 40 << 20)
+        #expect(clause.contains("the 250.0 MB body is over the disk limit 40.0 MiB (--max-disk)"), "\(clause)")
+        #expect(clause.contains("the bytes kept before were dropped too"), "\(clause)")
+    }
+
+    @Test func a200IsNamedByItsContentLength() {
+        var headers = HTTPHeaders()
+        headers.add("Content-Length", "250000000")
+        let clause = EntryLimitNotice.notKeptClause(headers: headers, limit: 40 << 20)
+        #expect(clause.contains("the 250.0 MB body is over the disk limit"), "\(clause)")
+        #expect(!clause.contains("dropped"), "\(clause)")
+        #expect(EntryLimitNotice.notKeptClause(headers: headers, limit: 300 << 20).isEmpty)
     }
 }
