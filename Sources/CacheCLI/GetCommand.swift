@@ -327,7 +327,7 @@ package enum GetCommand: Command {
             do {
                 response = try await cache.response(for: request, options: options)
             } catch {
-                let kept = await GetStreaming.keptBytes(after: error, url: request.url, cache: cache)
+                let kept = await GetStreaming.keptBytes(after: error, url: request.url, cache: cache, options: options)
                 let message = ResponseDescription.failureMessage(error, url: request.url, kept: kept,
                                                                  consultedCache: options.readFromCache, pinning: options.pin)
                 if retriesLeft, RetryRule.isTransient(error) {

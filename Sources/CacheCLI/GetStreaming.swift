@@ -172,7 +172,7 @@ enum GetStreaming {
             if error.code == .storedBodyDamaged {
                 throw takeBack(written, of: sink, request: request, plan: plan, error: error, console: console)
             }
-            let kept = await keptBytes(after: error, url: request.url, cache: cache)
+            let kept = await keptBytes(after: error, url: request.url, cache: cache, options: options)
             if retriesLeft, RetryRule.isTransient(error), written == 0 || output != nil {
                 throw TryAgain(reason: ResponseDescription.failureMessage(error, url: request.url, kept: kept,
                                                   consultedCache: options.readFromCache))
@@ -314,7 +314,10 @@ enum GetStreaming {
     /// The bytes of `url` kept as a partial entry after the call failed with `error` (nil or 0: none). A cancelled
     /// caller returns before its exchange has ended (the exchange ends by itself and keeps what it received), so
     /// after a cancellation the exchanges are awaited first: the message then says what was really kept.
-    static func keptBytes(after error: DownloadError, url: URL, cache: DownloadCache) async -> Int64? {
+    /// A call that does not write the cache (`--no-store`) keeps nothing: a partial of an earlier run is not its.
+    static func keptBytes(after error: DownloadError, url: URL, cache: DownloadCache,
+                          options: RequestOptions) async -> Int64? {
+        guard options.writeToCache else { return nil }
         if error.code == .cancelled { await cache.waitForBackgroundWork() }
         return cache.partialDescriptions(for: url).map(\.bytesKept).max()
     }

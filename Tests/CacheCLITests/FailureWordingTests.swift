@@ -151,3 +151,24 @@ import CacheTestSupport
         #expect(EntryLimitNotice.notKeptClause(headers: headers, limit: 300 << 20).isEmpty)
     }
 }
+
+/// `get --no-store` neither uses nor extends a partial kept by an earlier run, so a failure of it never says that
+/// the bytes received so far are kept.
+@Suite struct ANoStoreGetClaimsNoPartialTests {
+    @Test func aCutNoStoreGetDoesNotSayAnEarlierPartialIsItsOwn() async throws {
+        let origin = try await OriginServer.start()
+        defer { origin.stop() }
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        try await origin.configure(path: "/cut", headers: [("Cache-Control", "max-age=600")], size: 3_000_000,
+                                   etag: "\"v1\"", truncate: true)
+        let output = cli.directory.appendingPathComponent("cut.bin")
+        let first = await cli.run(["get", "-o", output.path, origin.url("/cut").absoluteString])
+        #expect(first.code != 0)
+        #expect(first.err.contains("are kept"), "\(first.err)")
+        let again = await cli.run(["get", "--no-store", "-o", output.path, origin.url("/cut").absoluteString])
+        #expect(again.code != 0)
+        #expect(!again.err.contains("are kept"), "\(again.err)")
+        #expect(again.err.contains("Error:"), "\(again.err)")
+    }
+}
