@@ -72,7 +72,7 @@ package enum ListCommand: Command {
         var summary = "\(entries.count) \(entries.count == 1 ? "entry" : "entries"), \(Formatting.bytes(total))"
         if !partials.isEmpty {
             let kept = partials.reduce(Int64(0)) { $0 + $1.bytesKept }
-            summary += "; \(partials.count) partial, \(Formatting.bytes(kept)) kept to resume"
+            summary += "; \(partials.count) partial\(partials.count == 1 ? "" : "s"), \(Formatting.bytes(kept)) kept to resume"
         }
         context.console.out(summary)
         return 0

@@ -76,12 +76,15 @@ package enum StatsCommand: Command {
                 + "\(limits.entryByteLimit.map(Self.limitText) ?? "unlimited") (this run's --max-disk / --max-entry, else the defaults)"],
         ]
         if let maxDisk = limits.maxDiskBytes, overLimit {
-            // stats only reports: it never evicts, whatever --max-disk says.
+            // stats only reports: it never evicts, whatever --max-disk says. Partials count toward the limit.
+            let counted = partialBytes > 0
+                ? "entries and partials (\(Formatting.bytes(stats.diskBytes + partialBytes))) are"
+                : "on disk is"
             rows.append(["over limit:", pinnedBytes > maxDisk
                 ? "what is left over max disk is pinned (pinned entries are never evicted; unpin or rm them)"
                 : parsed.value("max-disk") != nil
-                ? "on disk is over max disk (stats removes nothing); get, prefetch or driver given this --max-disk, or purge --max-disk SIZE, evicts the least recently used unpinned entries down to it"
-                : "on disk is over max disk; the next store, or get, prefetch or purge given --max-disk, evicts the least recently used unpinned entries down to it"])
+                ? "\(counted) over max disk (stats removes nothing); get, prefetch or driver given this --max-disk, or purge --max-disk SIZE, evicts the least recently used unpinned entries down to it"
+                : "\(counted) over max disk; the next store, or get, prefetch or purge given --max-disk, evicts the least recently used unpinned entries down to it"])
         }
         if let shared { rows.append(sharedTierRow(shared, problem: problem, note: "; fetches work without it")) }
         context.console.out(Formatting.table(rows), terminator: "")

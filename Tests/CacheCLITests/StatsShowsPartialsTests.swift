@@ -29,5 +29,12 @@ import CacheTestSupport
         let over = await cli.run(["stats", "--max-disk", "2K", "--json"])
         #expect(try over.object()["overLimit"] as? Bool == true)
         #expect(try over.object()["partials"] as? Int == 1)
+        // The text names what is over the limit: the entries with the partials, not the entries' bytes alone.
+        let overText = await cli.run(["stats", "--max-disk", "2K"])
+        let total = Formatting.bytes(Int64(kept) + 1000)
+        #expect(MaxDiskTrimTests.row(overText.out, "over limit:")?
+                    .hasPrefix("entries and partials (\(total)) are over max disk (stats removes nothing)") == true,
+                "\(overText.out)")
+        #expect(await cli.run(["ls"]).out.contains("1 partial, "))
     }
 }
