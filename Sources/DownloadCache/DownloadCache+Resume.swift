@@ -58,6 +58,13 @@ extension DownloadCache {
                 try? store.removePartial(for: info.key)
                 continue
             }
+            // A body over the partial limit in force (max-disk) keeps nothing, resumed or not, as a fresh transfer
+            // of it does: the partial (kept under larger limits) goes and the body is fetched whole.
+            if let limit = store.configuration.partialByteLimit, total > limit {
+                configuration.log("partial body of \(original.url.absoluteString) is over the disk limit: removed")
+                try? store.removePartial(for: info.key)
+                continue
+            }
             // Over the caller's cap on a body (--max-filesize): not resumed, so none of the held bytes is delivered;
             // the request then fails at its first byte on the announced length. The partial stays.
             if let cap = configuration.maxResponseBodyBytes, total > cap { return nil }
