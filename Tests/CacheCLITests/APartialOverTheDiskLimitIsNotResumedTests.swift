@@ -11,19 +11,13 @@ import CacheTestSupport
         defer { origin.stop() }
         let cli = try CLIHarness()
         defer { cli.cleanUp() }
-        try await origin.configure(path: "/cut", headers: [("Cache-Control", "max-age=600")], size: 3_000_000,
-                                   etag: "\"v1\"", truncate: true)
-        let output = cli.directory.appendingPathComponent("cut.bin")
-        #expect(await cli.run(["get", "-o", output.path, origin.url("/cut").absoluteString]).code != 0)
-        #expect(try MaxFilesizeStopsALargeBodyTests.tmpFiles(cli).count == 1, "the cut transfer keeps a partial")
-        try await origin.configure(path: "/cut", headers: [("Cache-Control", "max-age=600")], size: 3_000_000,
-                                   etag: "\"v1\"")
+        let (output, _) = try await KeptPartialSetup.make(origin, cli)
         // The partial (1.5 MB) fits under 2 MiB, the body (3 MB) does not: a fresh transfer of it would keep
         // nothing, so a resumed one keeps nothing either.
         let run = await cli.run(["get", "--max-disk", "2M", "-o", output.path, origin.url("/cut").absoluteString])
         #expect(run.code == 0, "\(run.err)")
         #expect(try Data(contentsOf: output).count == 3_000_000)
         #expect(try await origin.hits("/cut").ranged == 0)
-        #expect(try MaxFilesizeStopsALargeBodyTests.tmpFiles(cli).isEmpty)
+        #expect(try KeptPartialSetup.tmpFiles(cli).isEmpty)
     }
 }

@@ -6,12 +6,6 @@ import CacheTestSupport
 /// `--max-filesize SIZE` (curl's option): a body announced larger fails before any of it is written, an endless
 /// one once it grows past SIZE; exit 63, nothing stored, nothing left in `tmp/`. A body within it is fetched.
 @Suite(.serialized) struct MaxFilesizeStopsALargeBodyTests {
-    static func tmpFiles(_ cli: CLIHarness) throws -> [String] {
-        let tmp = cli.directory.appendingPathComponent("default/tmp")
-        guard FileManager.default.fileExists(atPath: tmp.path) else { return [] }
-        return try FileManager.default.contentsOfDirectory(atPath: tmp.path)
-    }
-
     @Test func anAnnouncedBodyOverTheLimitFailsWithExit63() async throws {
         let origin = try await OriginServer.start()
         defer { origin.stop() }
@@ -24,7 +18,7 @@ import CacheTestSupport
         #expect(run.err.contains("--max-filesize"), "\(run.err)")
         let written = (try? Data(contentsOf: output))?.count ?? 0
         #expect(written == 0)
-        let left = try Self.tmpFiles(cli)
+        let left = try KeptPartialSetup.tmpFiles(cli)
         #expect(left.isEmpty, "\(left)")
         #expect(try #require(try await cli.run(["ls", "--json"]).json() as? [Any]).isEmpty)
         // Within the limit: fetched and stored as usual.
@@ -38,21 +32,13 @@ import CacheTestSupport
         defer { origin.stop() }
         let cli = try CLIHarness()
         defer { cli.cleanUp() }
-        try await origin.configure(path: "/cut", headers: [("Cache-Control", "max-age=600")], size: 3_000_000,
-                                   etag: "\"v1\"", truncate: true)
-        let output = cli.directory.appendingPathComponent("cut.bin")
-        let cut = await cli.run(["get", "-o", output.path, origin.url("/cut").absoluteString])
-        #expect(cut.code != 0)
-        #expect(try Self.tmpFiles(cli).count == 1, "the cut transfer keeps a partial")
-        try? FileManager.default.removeItem(at: output)
-        try await origin.configure(path: "/cut", headers: [("Cache-Control", "max-age=600")], size: 3_000_000,
-                                   etag: "\"v1\"")
+        let (output, _) = try await KeptPartialSetup.make(origin, cli)
         let run = await cli.run(["get", "--max-filesize", "1M", "-o", output.path, origin.url("/cut").absoluteString])
         #expect(run.code == 63, "\(run.err)")
         // Neither the held bytes nor any new one is written; no Range is sent; the partial stays for a later get.
         #expect(((try? Data(contentsOf: output))?.count ?? 0) == 0)
         #expect(try await origin.hits("/cut").ranged == 0)
-        #expect(try Self.tmpFiles(cli).count == 1)
+        #expect(try KeptPartialSetup.tmpFiles(cli).count == 1)
     }
 
     @Test func anEndlessBodyStopsAtTheLimit() async throws {
@@ -68,7 +54,7 @@ import CacheTestSupport
         #expect(run.code == 63, "\(run.err)")
         let written = (try? Data(contentsOf: output))?.count ?? 0
         #expect(written <= 1 << 20)
-        let left = try Self.tmpFiles(cli)
+        let left = try KeptPartialSetup.tmpFiles(cli)
         #expect(left.isEmpty, "\(left)")
     }
 }
