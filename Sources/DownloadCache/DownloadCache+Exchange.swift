@@ -249,16 +249,9 @@ extension DownloadCache {
             let response = try await transport.send(transportRequest, bodyFile: file, events: events)
             return .success(response)
         } catch {
-            // The transport words a refused write its own way ("write failed: ..."); the cause is the limit, or
-            // bytes of another version (the held bytes are then not kept: `discardsPartial`).
-            if let refusal = file.versionRefusal { return .failure(.invalidResponse(refusal)) }
-            if file.limitExceeded, let limit = file.byteLimit {
-                if let reason = file.capReason { return .failure(.bodyTooLarge(limit: limit, detail: reason)) }
-                if file.limitIsFraming {
-                    return .failure(.invalidResponse("the 206 body goes on past the \(limit) bytes its Content-Range encloses"))
-                }
-                return .failure(.bodyTooLarge(limit: limit))
-            }
+            // The transport words a refused write its own way ("write failed: ..."); the cause is the refusal
+            // (another version's bytes: `discardsPartial` then keeps nothing of the held bytes).
+            if let refusal = file.refusal { return .failure(refusal) }
             return .failure(error)
         }
     }

@@ -31,7 +31,6 @@ public final class ResponseBodyFile: Sendable {
     private struct Counter {
         var written: Int64 = 0
         var limit: Int64?
-        var exceeded = false
         /// The limit is the length the response's own framing announced (``lowerLimit(toAtMost:)``), not the cache's.
         var framing = false
         /// Why the limit is what it is when the caller's cap set it (``cap(atMost:reason:)``); nil otherwise.
@@ -40,8 +39,9 @@ public final class ResponseBodyFile: Sendable {
         /// The store's writer whose file this is: told of each write's bytes and offset, so it checksums them
         /// while they are in memory (``BodyWriter/countWritten(_:at:)``).
         var checksummer: BodyWriter?
-        /// Why a write was refused as another version's bytes (see ``write(_:)-(UnsafeRawBufferPointer)``).
-        var versionRefusal: String?
+        /// The error a refused write threw (over the limit, or another version's bytes): the transport words a
+        /// failed write its own way, so the caller reports this one (``refusal``).
+        var refusal: TransportError?
     }
     private let counter = Mutex(Counter())
 
@@ -110,20 +110,28 @@ public final class ResponseBodyFile: Sendable {
     public func write(_ bytes: UnsafeRawBufferPointer) throws(TransportError) {
         let descriptor = try open()
         guard let base = bytes.baseAddress, bytes.count > 0 else { return }
-        let (refusedLimit, checksummer): (Int64?, BodyWriter?) = counter.withLock { counter in
+        let (refused, checksummer): (TransportError?, BodyWriter?) = counter.withLock { counter in
             guard let limit = counter.limit, counter.written + Int64(bytes.count) > limit else {
                 return (nil, counter.checksummer)
             }
-            counter.exceeded = true
-            return (limit, nil)
+            let refusal: TransportError = if let reason = counter.capReason {
+                .bodyTooLarge(limit: limit, detail: reason)
+            } else if counter.framing {
+                .invalidResponse("the 206 body goes on past the \(limit) bytes its Content-Range encloses")
+            } else {
+                .bodyTooLarge(limit: limit)
+            }
+            counter.refusal = refusal
+            return (refusal, nil)
         }
-        if let refusedLimit { throw TransportError.bodyTooLarge(limit: refusedLimit) }
+        if let refused { throw refused }
         let offset = checksummer == nil ? -1 : cs_tell(descriptor)
         if offset >= 0, let checksummer, !checksummer.overlapMatches(bytes, at: offset) {
             // A 206 that starts before the bytes held must repeat them: other bytes are another version.
-            let refusal = "the 206 repeats the bytes held from offset \(offset) differently: another version of the resource"
-            counter.withLock { $0.versionRefusal = refusal }
-            throw TransportError.invalidResponse(refusal)
+            let refusal = TransportError.invalidResponse(
+                "the 206 repeats the bytes held from offset \(offset) differently: another version of the resource")
+            counter.withLock { $0.refusal = refusal }
+            throw refusal
         }
         if cs_write_all(descriptor, base, bytes.count) != 0 {
             throw TransportError.other("cannot write body file \(url.path): \(ErrorWords.systemMessage(Int(cs_errno())))")
@@ -142,9 +150,10 @@ public final class ResponseBodyFile: Sendable {
         counter.withLock { $0.checksummer = writer }
     }
 
-    /// Why a write was refused because it rewrote held bytes with other ones (nil when none was): the transport
-    /// words a refused write its own way, the caller reports this instead (`invalidResponse`).
-    var versionRefusal: String? { counter.withLock { $0.versionRefusal } }
+    /// The error a refused write threw, nil when none was refused: `bodyTooLarge` over the cache's limit or the
+    /// caller's cap (with its words), `invalidResponse` past a 206's Content-Range or for another version's bytes.
+    /// The transport words a failed write its own way; the caller reports this instead.
+    var refusal: TransportError? { counter.withLock { $0.refusal } }
 
     /// Limits the bytes `write` may append, in bytes (`nil` = unlimited).
     func limitBytes(to limit: Int64?) {
@@ -159,7 +168,7 @@ public final class ResponseBodyFile: Sendable {
     }
 
     /// Lowers the limit to at most `bytes`, the length the response itself announced (sets it when unlimited):
-    /// going over it is then a framing error of the response (``limitIsFraming``), not a body too large.
+    /// going over it is then a framing error of the response (``refusal`` is `invalidResponse`), not a body too large.
     func lowerLimit(toAtMost bytes: Int64) {
         counter.withLock { counter in
             let bytes = max(0, bytes)
@@ -172,7 +181,7 @@ public final class ResponseBodyFile: Sendable {
     }
 
     /// Lowers the limit to at most `bytes` for the caller's own cap on the body (`maxResponseBodyBytes`), with
-    /// the words saying so when a write goes over it (``capReason``).
+    /// the words saying so when a write goes over it (``refusal`` is `bodyTooLarge` with `reason`).
     func cap(atMost bytes: Int64, reason: String) {
         counter.withLock { counter in
             let bytes = max(0, bytes)
@@ -183,15 +192,6 @@ public final class ResponseBodyFile: Sendable {
             }
         }
     }
-
-    /// The words of ``cap(atMost:reason:)`` when that cap is the limit in force; nil otherwise.
-    var capReason: String? { counter.withLock { $0.capReason } }
-
-    /// Whether the limit in force is the one ``lowerLimit(toAtMost:)`` set.
-    var limitIsFraming: Bool { counter.withLock { $0.framing } }
-
-    /// Whether a write was refused because it would have gone over the limit.
-    var limitExceeded: Bool { counter.withLock { $0.exceeded } }
 
     /// The byte limit in force (`nil` = unlimited).
     var byteLimit: Int64? { counter.withLock { $0.limit } }
