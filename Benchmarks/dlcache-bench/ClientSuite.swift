@@ -21,12 +21,15 @@ enum ClientSuite {
     static func run() async throws -> [BenchResult] {
         let origin = try BenchOrigin.start()
         defer { origin.stop() }
+        // CLIENT_BENCH_ONLY=stream,hit,urlsession,curl,coalesce runs a subset (for profiling); the default runs all.
+        let only = ProcessInfo.processInfo.environment["CLIENT_BENCH_ONLY"].map { Set($0.split(separator: ",").map(String.init)) }
+        func wanted(_ name: String) -> Bool { only?.contains(name) ?? true }
         var results: [BenchResult] = []
-        results.append(try await streamPeakRSS(origin))
-        results.append(try await cachedHitSpeedup(origin))
-        results.append(try await prefetchCost(origin))
-        results.append(try await prefetchCostVsCurl(origin))
-        results.append(try await coalescedRequests())
+        if wanted("stream") { results.append(try await streamPeakRSS(origin)) }
+        if wanted("hit") { results.append(try await cachedHitSpeedup(origin)) }
+        if wanted("urlsession") { results.append(try await prefetchCost(origin)) }
+        if wanted("curl") { results.append(try await prefetchCostVsCurl(origin)) }
+        if wanted("coalesce") { results.append(try await coalescedRequests()) }
         return results
     }
 
@@ -147,6 +150,7 @@ enum ClientSuite {
     static func prefetchCostVsCurl(_ origin: BenchOrigin) async throws -> BenchResult {
         let count = 2_000, width = 6, rounds = 5
         var curlSamples: [Double] = [], cacheSamples: [Double] = []
+        var curlCPU = 0.0, cacheCPU = 0.0
         var leftovers: [URL] = []
         defer { for directory in leftovers { try? FileManager.default.removeItem(at: directory) } }
         var caches: [DownloadCache] = []
@@ -169,16 +173,20 @@ enum ClientSuite {
                 curl.standardOutput = FileHandle.nullDevice
                 curl.standardError = FileHandle.nullDevice
                 Bench.settleFileSystem()
+                let cpuBefore = Bench.cpuSeconds(children: true)
                 curlSamples.append(try await Bench.secondsAsync {
                     try curl.run()
                     curl.waitUntilExit()
                 })
+                curlCPU += Bench.cpuSeconds(children: true) - cpuBefore
                 guard curl.terminationStatus == 0 else { throw BenchError(description: "curl --parallel failed") }
             }
             func runPrefetch() async throws {
                 var report = PrefetchReport()
                 Bench.settleFileSystem()
+                let cpuBefore = Bench.cpuSeconds()
                 cacheSamples.append(await Bench.secondsAsync { report = await cache.prefetch(cacheURLs, concurrency: width) })
+                cacheCPU += Bench.cpuSeconds() - cpuBefore
                 guard report.succeeded.count == count else {
                     throw BenchError(description: "prefetch: \(report.succeeded.count) ok, \(report.failed.count) failed")
                 }
@@ -194,9 +202,10 @@ enum ClientSuite {
         for cache in caches { await cache.close() }
         let curl = DriverSuite.median(curlSamples), cached = DriverSuite.median(cacheSamples)
         return BenchResult(name: "prefetch_cost_vs_curl_parallel_2000", value: cached / curl, baseline: 1.2, unit: "x",
-                           detail: String(format: "prefetch %.2f s vs curl --parallel --parallel-max %d %.2f s (2,000 × 1 KB to files, %@, median of %d, sides alternated, dirty pages written out before each, no files deleted in between; all samples: prefetch %@ s, curl %@ s)",
+                           detail: String(format: "prefetch %.2f s vs curl --parallel --parallel-max %d %.2f s (2,000 × 1 KB to files, %@, median of %d, sides alternated, dirty pages written out before each, no files deleted in between; all samples: prefetch %@ s, curl %@ s; CPU per request: prefetch %.0f µs, curl %.0f µs)",
                                           cached, width, curl, origin.name, rounds,
-                                          samplesText(cacheSamples), samplesText(curlSamples)))
+                                          samplesText(cacheSamples), samplesText(curlSamples),
+                                          cacheCPU / Double(rounds * count) * 1e6, curlCPU / Double(rounds * count) * 1e6))
     }
 
     /// Samples in seconds as `0.41/0.39/…`.

@@ -77,6 +77,19 @@ enum Bench {
     /// Writes out every dirty page (`sync(2)`, which returns once they are written), so a timed sample that
     /// creates files does not pay for the write-back of the sample before it. Called before each side of a
     /// comparison of the cache with files written by another program (the same for both sides).
+    /// CPU seconds (user + system) used so far by this process (`RUSAGE_SELF`) or by its waited-for children
+    /// (`RUSAGE_CHILDREN`).
+    static func cpuSeconds(children: Bool = false) -> Double {
+        var usage = rusage()
+        #if os(Linux)
+        _ = getrusage(__rusage_who_t(children ? RUSAGE_CHILDREN.rawValue : RUSAGE_SELF.rawValue), &usage)
+        #else
+        _ = getrusage(children ? RUSAGE_CHILDREN : RUSAGE_SELF, &usage)
+        #endif
+        func seconds(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+    }
+
     static func settleFileSystem() {
         sync()
     }

@@ -32,10 +32,16 @@ extension CacheStore {
             return true
         }
         OpenStores.unregister(ObjectIdentifier(self))
+        // Closed first, so the index's connection is the last one and its close checkpoints the WAL.
+        reader.withLock { $0 = nil }
         let dirty = memory.takeDirty()
         let onlyRead = !sessionMarkerCreated.withLock { $0 }
         func closeIndex(_ slot: inout StoreIndex?) -> CacheStoreStatistics {
             if let index = slot, !isReadOnly {
+                // Rows queued for the commit writer are committed, not dropped: their callers were promised the
+                // outcome of a batch, and their blob files can no longer be deleted once the store is closed.
+                let queued = commitQueue.takeBatchForDrain(all: true)
+                if !queued.isEmpty { runBatch(queued, index: index) }
                 for (key, time) in dirty { index.pendingTouches[key] = max(index.pendingTouches[key] ?? 0, time) }
                 let unsyncedWAL = onlyRead ? writeAccountingUnsynced(index) : nil
                 if unsyncedWAL == nil {

@@ -13,8 +13,9 @@ final class PendingCommit: Sendable {
     /// An open descriptor of the entry's blob file that the batch fsyncs before its transaction
     /// (``CacheStore/Durability/powerLoss`` only), or -1. The caller closes it after the outcome.
     let syncDescriptor: Int32
-    /// Set once, by the batch that ran this commit.
-    private let result = Mutex<Result<CommitOutcome, CacheStoreError>?>(nil)
+    /// Set once, by the batch that ran this commit; and the task waiting for it (``outcomeWhenRun()``).
+    private let state = Mutex<(result: Result<CommitOutcome, CacheStoreError>?,
+                               waiter: CheckedContinuation<Result<CommitOutcome, CacheStoreError>, Never>?)>((nil, nil))
 
     init(row: IndexRow, syncDescriptor: Int32 = -1) {
         self.row = row
@@ -22,13 +23,32 @@ final class PendingCommit: Sendable {
     }
 
     /// True once a batch ran this commit (whatever its outcome).
-    var isDone: Bool { result.withLock { $0 != nil } }
+    var isDone: Bool { state.withLock { $0.result != nil } }
 
     /// The outcome, or nil while no batch has run this commit.
-    var outcome: Result<CommitOutcome, CacheStoreError>? { result.withLock { $0 } }
+    var outcome: Result<CommitOutcome, CacheStoreError>? { state.withLock { $0.result } }
 
+    /// The outcome, once a batch has run this commit (suspends until then).
+    func outcomeWhenRun() async -> Result<CommitOutcome, CacheStoreError> {
+        await withCheckedContinuation { continuation in
+            let done = state.withLock { state -> Result<CommitOutcome, CacheStoreError>? in
+                if let result = state.result { return result }
+                state.waiter = continuation
+                return nil
+            }
+            if let done { continuation.resume(returning: done) }
+        }
+    }
+
+    /// Records the outcome (the first one only) and resumes the task waiting for it.
     func finish(_ outcome: Result<CommitOutcome, CacheStoreError>) {
-        result.withLock { $0 = $0 ?? outcome }
+        let (waiter, result) = state.withLock { state -> (CheckedContinuation<Result<CommitOutcome, CacheStoreError>, Never>?, Result<CommitOutcome, CacheStoreError>) in
+            if let result = state.result { return (nil, result) }
+            state.result = outcome
+            defer { state.waiter = nil }
+            return (state.waiter, outcome)
+        }
+        waiter?.resume(returning: result)
     }
 }
 
@@ -42,32 +62,59 @@ struct CommitOutcome: Sendable {
     var overLimit: Bool
 }
 
-/// Commits waiting for the index writer, oldest first.
+/// Commits waiting for the index writer, oldest first, and whether a drain (``CacheStore/drainCommits()``) is
+/// scheduled to run them.
 final class CommitQueue: Sendable {
     /// Rows one transaction commits at most; the rest wait for the next batch.
     static let batchLimit = 512
-    private let waiting = Mutex<[PendingCommit]>([])
+    private let state = Mutex<(waiting: [PendingCommit], draining: Bool)>(([], false))
     /// Transactions run by batches so far (for tests and diagnostics).
     let batchesRun = Atomic<Int>(0)
 
     /// Commits waiting now.
-    var count: Int { waiting.withLock { $0.count } }
+    var count: Int { state.withLock { $0.waiting.count } }
 
+    /// Queues `commit` for the next batch that any caller runs.
     func enqueue(_ commit: PendingCommit) {
-        waiting.withLock { $0.append(commit) }
+        state.withLock { $0.waiting.append(commit) }
+    }
+
+    /// Queues `commit` for the drain; true when no drain is scheduled, so the caller must schedule one.
+    func enqueueForDrain(_ commit: PendingCommit) -> Bool {
+        state.withLock { state -> Bool in
+            state.waiting.append(commit)
+            if state.draining { return false }
+            state.draining = true
+            return true
+        }
     }
 
     /// Takes up to ``batchLimit`` waiting commits, oldest first.
     func takeBatch() -> [PendingCommit] {
-        waiting.withLock { queue -> [PendingCommit] in
-            guard queue.count > Self.batchLimit else {
-                defer { queue.removeAll(keepingCapacity: true) }
-                return queue
+        state.withLock { Self.take(&$0.waiting) }
+    }
+
+    /// For the drain: up to ``batchLimit`` waiting commits; when none is waiting (or `all` is set: every one), the
+    /// drain ends — the next ``enqueueForDrain(_:)`` schedules another.
+    func takeBatchForDrain(all: Bool = false) -> [PendingCommit] {
+        state.withLock { state -> [PendingCommit] in
+            if all || state.waiting.isEmpty {
+                state.draining = false
+                defer { state.waiting.removeAll() }
+                return state.waiting
             }
-            let batch = Array(queue.prefix(Self.batchLimit))
-            queue.removeFirst(Self.batchLimit)
-            return batch
+            return Self.take(&state.waiting)
         }
+    }
+
+    private static func take(_ queue: inout [PendingCommit]) -> [PendingCommit] {
+        guard queue.count > batchLimit else {
+            defer { queue.removeAll(keepingCapacity: true) }
+            return queue
+        }
+        let batch = Array(queue.prefix(batchLimit))
+        queue.removeFirst(batchLimit)
+        return batch
     }
 }
 
@@ -104,8 +151,45 @@ extension CacheStore {
         return try outcome.get()
     }
 
+    /// ``groupCommit(_:)`` for async callers: the row is queued for the store's commit writer, and the caller is
+    /// suspended — not blocked — until a batch has run it. The writer (``drainCommits()``, on its own serial queue)
+    /// takes every row waiting when it gets the index, so rows from tasks finishing while one batch runs form the
+    /// next; a caller of the synchronous ``groupCommit(_:)`` may run them in its batch too. The row is acknowledged
+    /// (the call returns) only after its batch committed, as with ``groupCommit(_:)``.
+    /// - Throws: as ``groupCommit(_:)``.
+    func groupCommit(_ pending: PendingCommit) async throws(CacheStoreError) -> CommitOutcome {
+        try requireWritable()
+        if commitQueue.enqueueForDrain(pending) {
+            commitWriter.async { [self] in drainCommits() }
+        }
+        return try await pending.outcomeWhenRun().get()
+    }
+
+    /// The commit writer's loop: runs batches of the queued rows until none is waiting. A store that cannot run them
+    /// (closed, or the index lock's owner failed) finishes every waiting row with that error, so no caller waits
+    /// forever.
+    func drainCommits() {
+        while true {
+            let dirty = memory.takeDirty()
+            do {
+                let ran = try withIndex { (index: StoreIndex) throws(CacheStoreError) -> Bool in
+                    for (key, time) in dirty { index.pendingTouches[key] = max(index.pendingTouches[key] ?? 0, time) }
+                    let batch = commitQueue.takeBatchForDrain()
+                    guard !batch.isEmpty else { return false }
+                    runBatch(batch, index: index)
+                    return true
+                }
+                guard ran else { return }
+                generation.bump { old, new in memory.noteOwnWrite(old: old, new: new) }
+            } catch {
+                for commit in commitQueue.takeBatchForDrain(all: true) { commit.finish(.failure(error)) }
+                return
+            }
+        }
+    }
+
     /// Runs `batch` in one transaction (see ``groupCommit(_:)``) and finishes every commit in it.
-    private func runBatch(_ batch: [PendingCommit], index: StoreIndex) {
+    func runBatch(_ batch: [PendingCommit], index: StoreIndex) {
         defer { index.invalidateRowCache() }
         var runnable = batch
         if configuration.durability == .powerLoss {

@@ -110,14 +110,14 @@ extension CacheStore {
     /// The partial of `key`, or nil.
     public func partial(for key: StoreKey) -> PartialEntryInfo? {
         guard !isUnavailable else { return nil }
-        let row = try? withIndex { (index: StoreIndex) throws(CacheStoreError) -> PartialRow? in try index.partial(for: key) }
+        let row = try? withReader { (index: StoreIndex) throws(CacheStoreError) -> PartialRow? in try index.partial(for: key) }
         return (row ?? nil).map(Self.info)
     }
 
     /// Every partial of `primary`, ordered by variant.
     public func partials(forPrimaryKey primary: String) -> [PartialEntryInfo] {
         guard !isUnavailable else { return [] }
-        let rows = try? withIndex { (index: StoreIndex) throws(CacheStoreError) -> [PartialRow] in try index.partials(of: primary) }
+        let rows = try? withReader { (index: StoreIndex) throws(CacheStoreError) -> [PartialRow] in try index.partials(of: primary) }
         return (rows ?? []).map(Self.info)
     }
 

@@ -30,6 +30,31 @@ extension CacheStore {
     package func storeReturningBodyFile(_ body: Data, metadata: Data, for key: StoreKey,
                                         storageClass: StorageClass = .permanent,
                                         pinned: Bool = false) throws(CacheStoreError) -> (info: EntryInfo, bodyFile: URL?) {
+        let prepared = try prepareStore(body, metadata: metadata, for: key, storageClass: storageClass, pinned: pinned)
+        defer { prepared.release() }
+        try commitRow(prepared.commit)
+        return prepared.result
+    }
+
+    /// ``storeReturningBodyFile(_:metadata:for:storageClass:pinned:)`` for async callers: the row is committed by
+    /// the store's commit writer with the rows other tasks store meanwhile (one transaction for all of them), and the
+    /// caller is suspended, not blocked, until it is. Same promise when it returns: the entry survives a crash of the
+    /// process (and a power cut with `.powerLoss`).
+    /// - Throws: as ``store(_:metadata:for:storageClass:pinned:)``.
+    package func storeReturningBodyFile(_ body: Data, metadata: Data, for key: StoreKey,
+                                        storageClass: StorageClass = .permanent,
+                                        pinned: Bool = false) async throws(CacheStoreError) -> (info: EntryInfo, bodyFile: URL?) {
+        let prepared = try prepareStore(body, metadata: metadata, for: key, storageClass: storageClass, pinned: pinned)
+        defer { prepared.release() }
+        try await commitRow(prepared.commit)
+        return prepared.result
+    }
+
+    /// A body at hand made ready to commit: its row, and for a body over `inlineThreshold` its blob file
+    /// `blobs/<new id>`, written and still open (with `Durability.powerLoss` its batch fsyncs the body through it),
+    /// which no row names (no reader finds it) until the commit; no `tmp/` file and no rename.
+    private func prepareStore(_ body: Data, metadata: Data, for key: StoreKey, storageClass: StorageClass,
+                              pinned: Bool) throws(CacheStoreError) -> PreparedStore {
         try requireWritable()
         try requireWithinEntryLimit(Int64(body.count), key: key)
         let now = configuration.currentTime()
@@ -37,39 +62,39 @@ extension CacheStore {
                              checksum: BlobFiles.checksum(body), storageClass: storageClass,
                              isPinned: pinned || wasPinnedBeforeDrop(key),
                              createdAt: now, lastAccessedAt: now)
+        let memoryEntry = StoredEntry(info: info, body: body)
         if body.count <= configuration.inlineThreshold {
-            try commitRow(IndexRow(info: info, blobID: nil, inlineBody: body), newBlob: nil,
-                          memoryEntry: StoredEntry(info: info, body: body))
-            return (info, nil)
-        } else {
-            // The whole body is at hand: written straight into its blob file, which no row names (no reader
-            // finds it) until the commit; no `tmp/` file and no rename.
-            let id = BlobFiles.newID()
-            // In `blobs/` but not yet in the index: `verify(repair:)` must not take it for an orphan.
-            inFlightBlobs.withLock { _ = $0.insert(id) }
-            defer { inFlightBlobs.withLock { _ = $0.remove(id) } }
-            let fd: Int32
-            do {
-                fd = try files.createBlob(id, holding: body)
-            } catch {
-                memory.remove(key)
-                throw error
-            }
-            // Open until the entry is committed: with `.powerLoss` its batch fsyncs the body through it.
-            defer { _ = cs_close(fd) }
-            do {
-                try fault("tmp-written")
-                try fault("tmp-synced")
-            } catch {
-                cleanUp { files.removeBlob(id) }
-                memory.remove(key)
-                throw error
-            }
-            try commitRow(IndexRow(info: info, blobID: id, inlineBody: nil), newBlob: id, step: "blob-renamed",
-                          memoryEntry: StoredEntry(info: info, body: body),
-                          syncDescriptor: configuration.durability == .powerLoss ? fd : -1)
-            return (info, URL(fileURLWithPath: files.blobPath(id), isDirectory: false))
+            return PreparedStore(commit: RowCommit(row: IndexRow(info: info, blobID: nil, inlineBody: body),
+                                                   memoryEntry: memoryEntry),
+                                 result: (info, nil), release: {})
         }
+        let id = BlobFiles.newID()
+        // In `blobs/` but not yet in the index: `verify(repair:)` must not take it for an orphan.
+        inFlightBlobs.withLock { _ = $0.insert(id) }
+        let forget = { [self] in inFlightBlobs.withLock { _ = $0.remove(id) } }
+        let fd: Int32
+        do {
+            fd = try files.createBlob(id, holding: body)
+        } catch {
+            memory.remove(key)
+            forget()
+            throw error
+        }
+        do {
+            try fault("tmp-written")
+            try fault("tmp-synced")
+        } catch {
+            _ = cs_close(fd)
+            cleanUp { files.removeBlob(id) }
+            memory.remove(key)
+            forget()
+            throw error
+        }
+        let commit = RowCommit(row: IndexRow(info: info, blobID: id, inlineBody: nil), newBlob: id, step: "blob-renamed",
+                               memoryEntry: memoryEntry,
+                               syncDescriptor: configuration.durability == .powerLoss ? fd : -1)
+        return PreparedStore(commit: commit, result: (info, URL(fileURLWithPath: files.blobPath(id), isDirectory: false)),
+                             release: { _ = cs_close(fd); forget() })
     }
 
     /// A writer that streams a body into `tmp/` chunk by chunk; commit it with
@@ -204,21 +229,50 @@ extension CacheStore {
     func commitRow(_ row: IndexRow, newBlob: String?, step: String? = nil,
                    memoryEntry: StoredEntry?, syncDescriptor: Int32 = -1,
                    keepsRefusedBlob: Bool = false) throws(CacheStoreError) {
-        let key = row.info.key
-        let oldBlob: String?
-        let overLimit: Bool
-        let idlePartial: String?
-        do {
-            if let step { try fault(step) }
-            let outcome = try groupCommit(PendingCommit(row: row, syncDescriptor: syncDescriptor))
-            (oldBlob, overLimit, idlePartial) = (outcome.oldBlob, outcome.overLimit, outcome.idlePartial)
+        try commitRow(RowCommit(row: row, newBlob: newBlob, step: step, memoryEntry: memoryEntry,
+                                syncDescriptor: syncDescriptor, keepsRefusedBlob: keepsRefusedBlob))
+    }
+
+    /// ``commitRow(_:newBlob:step:memoryEntry:syncDescriptor:keepsRefusedBlob:)`` of `commit`.
+    func commitRow(_ commit: RowCommit) throws(CacheStoreError) {
+        let outcome = Result { () throws(CacheStoreError) -> CommitOutcome in
+            if let step = commit.step { try fault(step) }
+            return try groupCommit(PendingCommit(row: commit.row, syncDescriptor: commit.syncDescriptor))
+        }
+        try finishRow(commit, outcome)
+    }
+
+    /// ``commitRow(_:)`` for async callers: the row goes to the commit writer (async ``groupCommit(_:)``).
+    func commitRow(_ commit: RowCommit) async throws(CacheStoreError) {
+        let outcome: Result<CommitOutcome, CacheStoreError>
+        do throws(CacheStoreError) {
+            if let step = commit.step { try fault(step) }
+            outcome = .success(try await groupCommit(PendingCommit(row: commit.row, syncDescriptor: commit.syncDescriptor)))
         } catch {
+            outcome = .failure(error)
+        }
+        try finishRow(commit, outcome)
+    }
+
+    /// What follows a row's group commit: on failure the memory tier forgets the key and the new blob is deleted
+    /// (the error is rethrown); on success the memory tier takes the entry, the replaced blob and a superseded idle
+    /// partial are deleted, and the store is swept when over a limit.
+    private func finishRow(_ commit: RowCommit, _ result: Result<CommitOutcome, CacheStoreError>) throws(CacheStoreError) {
+        let key = commit.row.info.key
+        let outcome: CommitOutcome
+        switch result {
+        case .success(let committed): outcome = committed
+        case .failure(let error):
             memory.remove(key)
-            if let newBlob, !(keepsRefusedBlob && error.code == .entryTooLarge) { cleanUp { files.removeBlob(newBlob) } }
+            if let newBlob = commit.newBlob, !(commit.keepsRefusedBlob && error.code == .entryTooLarge) {
+                cleanUp { files.removeBlob(newBlob) }
+            }
             throw error
         }
-        if let memoryEntry { memory.insert(memoryEntry) } else { memory.remove(key) }
-        if row.info.isPinned { forgetDroppedPin(key.primary) }
+        let (oldBlob, overLimit, idlePartial) = (outcome.oldBlob, outcome.overLimit, outcome.idlePartial)
+        let newBlob = commit.newBlob
+        if let memoryEntry = commit.memoryEntry { memory.insert(memoryEntry) } else { memory.remove(key) }
+        if commit.row.info.isPinned { forgetDroppedPin(key.primary) }
         if let idlePartial { files.removeTemporary(idlePartial) }
         do throws(CacheStoreError) {
             do {
@@ -404,4 +458,25 @@ extension CacheStore {
         for file in partialFiles { files.removeTemporary(file) }
         return removed.map(\.key)
     }
+}
+
+/// A row ready for ``CacheStore/commitRow(_:)``: the row, the blob file it names (nil for an inline body), the
+/// fault step before it, the memory-tier entry it becomes, the descriptor its batch fsyncs (`.powerLoss`; -1 for
+/// none), and whether a row refused with `.entryTooLarge` leaves its blob for the caller to move back.
+struct RowCommit: Sendable {
+    var row: IndexRow
+    var newBlob: String? = nil
+    var step: String? = nil
+    var memoryEntry: StoredEntry?
+    var syncDescriptor: Int32 = -1
+    var keepsRefusedBlob = false
+}
+
+/// A body made ready to store (``CacheStore/storeReturningBodyFile(_:metadata:for:storageClass:pinned:)``): its row
+/// commit, the caller's answer once committed, and what to release after the commit, whatever its outcome (the
+/// blob file's descriptor, the blob's in-flight mark).
+struct PreparedStore {
+    let commit: RowCommit
+    let result: (info: EntryInfo, bodyFile: URL?)
+    let release: () -> Void
 }

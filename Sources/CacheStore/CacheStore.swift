@@ -38,6 +38,11 @@ public final class CacheStore: Sendable {
     let memory: MemoryTier
     /// nil once the store is closed.
     let index: Mutex<StoreIndex?>
+    /// A second connection to the same index for the reads of a lookup that misses the row cache (the variants
+    /// and partials of a primary key): in WAL mode they read the last committed state while a batch of commits
+    /// holds `index`, so a lookup never waits for a write. nil for a read-only store (and once closed): those
+    /// reads then go through `index`.
+    let reader: Mutex<StoreIndex?>
     let lockFD: Int32
     /// The name of this store's marker in `sessions/`; nil for a read-only store. The file exists from the store's
     /// first write (``ensureSessionMarker()``) until it is closed.
@@ -56,6 +61,8 @@ public final class CacheStore: Sendable {
     let pinsOfDroppedEntries = Mutex<Set<String>>([])
     /// Rows waiting for the group commit (``groupCommit(_:)``).
     let commitQueue = CommitQueue()
+    /// The serial queue on which async callers' rows are committed (``groupCommit(_:)`` async, ``drainCommits()``).
+    let commitWriter = DispatchQueue(label: "dlcache.store.commit")
     /// The cross-process key locks this store holds (``acquireKeyLock(_:timeout:)``).
     let keyLocks = KeyLockTable()
     let diskHits = Atomic<Int>(0)
@@ -98,6 +105,9 @@ public final class CacheStore: Sendable {
         self.memory = MemoryTier(maxBytes: configuration.maxMemoryBytes, maxEntries: configuration.maxMemoryEntries,
                                  maxEntryBytes: configuration.maxMemoryEntryBytes,
                                  recordsAccess: opened.readOnlyReason == nil)
+        let reader = opened.readOnlyReason == nil
+            ? try? StoreIndex(opened.files, busyTimeout: configuration.busyTimeout, mode: .readWrite) : nil
+        self.reader = Mutex(reader)
         self.index = Mutex(opened.index)  // last use of `opened`: the index is sent into the mutex
         OpenStores.register(self)
     }
@@ -123,6 +133,7 @@ public final class CacheStore: Sendable {
         self.lastAccountingFlush = Atomic(Self.wholeSeconds(configuration.currentTime()))
         self.memory = MemoryTier(maxBytes: 0, maxEntries: 0, maxEntryBytes: 0, recordsAccess: false)
         self.index = Mutex(nil)
+        self.reader = Mutex(nil)
         self.closedFlag.store(true, ordering: .releasing)
     }
 
@@ -177,6 +188,18 @@ public final class CacheStore: Sendable {
             if !keepingHeldRead, index.db.heldRead != 0 { index.db.endHeldRead() }
             return try body(index)
         }
+    }
+
+    /// Runs the read `body` on the reader connection (``reader``), which no commit holds; on `index` when the store
+    /// has no reader (read-only).
+    /// - Throws: `CacheStoreError` from `body`; `.invalidArgument` for a closed store.
+    func withReader<T: Sendable>(_ body: (StoreIndex) throws(CacheStoreError) -> T) throws(CacheStoreError) -> T {
+        let answer = try reader.withLock { (slot: inout StoreIndex?) throws(CacheStoreError) -> T? in
+            guard let reader = slot else { return nil }
+            return try body(reader)
+        }
+        if let answer { return answer }
+        return try withIndex(body)
     }
 
     /// How long a disk hit's read transaction stays open for the hits that follow it (see
@@ -417,7 +440,7 @@ public final class CacheStore: Sendable {
     /// Every stored variant of `primary`, ordered by variant; `[]` when none or unreadable.
     public func variants(forPrimaryKey primary: String) -> [EntryInfo] {
         do {
-            return try withIndex { (index: StoreIndex) throws(CacheStoreError) -> [EntryInfo] in
+            return try withReader { (index: StoreIndex) throws(CacheStoreError) -> [EntryInfo] in
                 try index.variants(of: primary).map(\.info)
             }
         } catch {

@@ -161,8 +161,8 @@ extension DownloadCache {
                 return .success(stale)
             }
         }
-        return complete(received, sink: sink, original: original, options: options,
-                        requestTime: requestTime, responseTime: responseTime, reason: reason + resumedNote)
+        return await complete(received, sink: sink, original: original, options: options,
+                              requestTime: requestTime, responseTime: responseTime, reason: reason + resumedNote)
     }
 
     /// Lets `file` hold the body `head` announces even when that is over `maxTransferBytes`: the cap bounds a body

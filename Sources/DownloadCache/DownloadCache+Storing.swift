@@ -13,7 +13,7 @@ struct ExchangeTiming: Sendable {
 extension DownloadCache {
     /// A complete (non-304) response: checks its length, stores it when storable (§3), returns it.
     func complete(_ received: TransportResponse, sink: BodySink, original: CacheRequest, options: RequestOptions,
-                  requestTime: Date, responseTime: Date, reason: String) -> Result<CachedResponse, DownloadError> {
+                  requestTime: Date, responseTime: Date, reason: String) async -> Result<CachedResponse, DownloadError> {
         let size = received.bodySize
         let timing = ExchangeTiming(requestTime: requestTime, responseTime: responseTime, options: options)
         let head = CacheResponse(status: received.status, headers: received.headers)
@@ -50,7 +50,7 @@ extension DownloadCache {
                 let metadata = StoredEntryMetadata(url: original.url.absoluteString, method: "GET",
                                                    statusText: received.statusText, stored: stored)
                 do {
-                    let bodyFile = try commit(data, sink: sink, metadata: metadata, key: key, options: options)
+                    let bodyFile = try await commit(data, sink: sink, metadata: metadata, key: key, options: options)
                     return storedNetworkResponse(received, original: original, data: data, bodyFile: bodyFile,
                                                  key: key, reason: "\(reason); \(note)", timing: timing)
                 } catch let error as CacheStoreError where error.code == .entryTooLarge {
@@ -117,14 +117,15 @@ extension DownloadCache {
     }
 
     /// Commits the body under `key`: `data` when held in memory, else the sink's file, moved without a copy.
-    /// The store decides whether it goes inline into the index or into a blob file.
+    /// The store decides whether it goes inline into the index or into a blob file; a body in memory is committed
+    /// by the store's commit writer, in one transaction with the bodies other tasks store meanwhile.
     /// - Returns: for `data`, the blob file it was stored in (nil when inline); nil for the sink's file.
     /// - Throws: `CacheStoreError` from the store, or the file system's error from moving the sink's file.
     private func commit(_ data: Data?, sink: BodySink, metadata: StoredEntryMetadata, key: StoreKey,
-                        options: RequestOptions) throws -> URL? {
+                        options: RequestOptions) async throws -> URL? {
         let encoded = try metadata.encoded()
         if let data {
-            let stored = try store.storeReturningBodyFile(data, metadata: encoded, for: key,
+            let stored = try await store.storeReturningBodyFile(data, metadata: encoded, for: key,
                                                           storageClass: options.storage, pinned: options.pin)
             sink.discard()
             return stored.bodyFile

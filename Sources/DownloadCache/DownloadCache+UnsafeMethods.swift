@@ -30,7 +30,7 @@ extension DownloadCache {
             // RFC 9110 §9.3.3: stored as the response to a GET of the same URI (the usual storability rules apply).
             var asGET = request
             asGET.method = "GET"
-            var response = try complete(received, sink: sink, original: asGET, options: options,
+            var response = try await complete(received, sink: sink, original: asGET, options: options,
                                         requestTime: timing.requestTime, responseTime: timing.responseTime,
                                         reason: "POST response with explicit freshness and Content-Location = its URI (RFC 9110 §9.3.3)").get()
             response.cacheStatus.forward = .method
