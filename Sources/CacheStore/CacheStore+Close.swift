@@ -33,7 +33,15 @@ extension CacheStore {
         }
         OpenStores.unregister(ObjectIdentifier(self))
         // Closed first, so the index's connection is the last one and its close checkpoints the WAL.
-        reader.withLock { $0 = nil }
+        if let limit {
+            let deadline = Date().addingTimeInterval(limit)
+            while reader.withLockIfAvailable({ (slot: inout StoreIndex?) in slot = nil }) == nil {
+                if Date() >= deadline { return false }
+                cs_sleep_microseconds(1_000)
+            }
+        } else {
+            reader.withLock { $0 = nil }
+        }
         let dirty = memory.takeDirty()
         let onlyRead = !sessionMarkerCreated.withLock { $0 }
         func closeIndex(_ slot: inout StoreIndex?) -> CacheStoreStatistics {
@@ -41,7 +49,7 @@ extension CacheStore {
                 // Rows queued for the commit writer are committed, not dropped: their callers were promised the
                 // outcome of a batch, and their blob files can no longer be deleted once the store is closed.
                 let queued = commitQueue.takeBatchForDrain(all: true)
-                if !queued.isEmpty { runBatch(queued, index: index) }
+                if !queued.isEmpty { runBatch(queued, index: index, atClose: true) }
                 for (key, time) in dirty { index.pendingTouches[key] = max(index.pendingTouches[key] ?? 0, time) }
                 let unsyncedWAL = onlyRead ? writeAccountingUnsynced(index) : nil
                 if unsyncedWAL == nil {

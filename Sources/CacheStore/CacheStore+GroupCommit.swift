@@ -134,17 +134,23 @@ extension CacheStore {
     func groupCommit(_ pending: PendingCommit) throws(CacheStoreError) -> CommitOutcome {
         try requireWritable()
         commitQueue.enqueue(pending)
+        // A test hook's pause only (an error it throws is ignored: the row is queued and will be run).
+        try? fault("commit-queued")
         let dirty = memory.takeDirty()
-        let ledBatch = try withIndex { (index: StoreIndex) throws(CacheStoreError) -> Bool in
-            for (key, time) in dirty { index.pendingTouches[key] = max(index.pendingTouches[key] ?? 0, time) }
-            // A batch runs and finishes its commits under this lock: `pending` is done or still queued.
-            guard !pending.isDone else { return false }
-            var batch = commitQueue.takeBatch()
-            if !batch.contains(where: { $0 === pending }) { batch.append(pending) }
-            runBatch(batch, index: index)
-            return true
+        do {
+            try withIndex { (index: StoreIndex) throws(CacheStoreError) in
+                for (key, time) in dirty { index.pendingTouches[key] = max(index.pendingTouches[key] ?? 0, time) }
+                // A batch runs and finishes its commits under this lock: `pending` is done or still queued.
+                guard !pending.isDone else { return }
+                var batch = commitQueue.takeBatch()
+                if !batch.contains(where: { $0 === pending }) { batch.append(pending) }
+                runBatch(batch, index: index)
+            }
+        } catch {
+            // Closed while waiting: the close ran the rows still queued, this one among them.
+            guard let outcome = pending.outcome else { throw error }
+            return try outcome.get()
         }
-        if ledBatch { generation.bump { old, new in memory.noteOwnWrite(old: old, new: new) } }
         guard let outcome = pending.outcome else {
             throw CacheStoreError(.io, "commit of \(pending.row.info.key) was not run")
         }
@@ -180,7 +186,6 @@ extension CacheStore {
                     return true
                 }
                 guard ran else { return }
-                generation.bump { old, new in memory.noteOwnWrite(old: old, new: new) }
             } catch {
                 for commit in commitQueue.takeBatchForDrain(all: true) { commit.finish(.failure(error)) }
                 return
@@ -188,8 +193,12 @@ extension CacheStore {
         }
     }
 
-    /// Runs `batch` in one transaction (see ``groupCommit(_:)``) and finishes every commit in it.
-    func runBatch(_ batch: [PendingCommit], index: StoreIndex) {
+    /// Runs `batch` in one transaction (see ``groupCommit(_:)``), bumps the shared generation, then finishes every
+    /// commit in it (under the index lock, so no caller's row runs twice; after the bump, so a caller resumed by
+    /// its outcome finds the generation of its write). `atClose`: the store is closing, so the work that follows a
+    /// commit and needs the store's directories is done here (the replaced blob and a superseded idle partial are
+    /// deleted; no sweep), not by the caller after the store closed.
+    func runBatch(_ batch: [PendingCommit], index: StoreIndex, atClose: Bool = false) {
         defer { index.invalidateRowCache() }
         var runnable = batch
         if configuration.durability == .powerLoss {
@@ -217,10 +226,22 @@ extension CacheStore {
                 return outcomes
             }
             index.flushedCounters = counters
-            for (commit, outcome) in zip(runnable, outcomes) { commit.finish(outcome) }
+            generation.bump { old, new in memory.noteOwnWrite(old: old, new: new) }
+            for (commit, outcome) in zip(runnable, outcomes) {
+                commit.finish(atClose ? outcome.map { finishedAtClose($0, row: commit.row) } : outcome)
+            }
         } catch {
+            generation.bump { old, new in memory.noteOwnWrite(old: old, new: new) }
             for commit in runnable { commit.finish(.failure(error)) }
         }
+    }
+
+    /// A row committed by the closing store: the files its commit superseded are deleted now, while the store's
+    /// directories are open, and the caller is left nothing to delete or sweep.
+    private func finishedAtClose(_ outcome: CommitOutcome, row: IndexRow) -> CommitOutcome {
+        if let old = outcome.oldBlob, old != row.blobID { files.removeBlob(old) }
+        if let partial = outcome.idlePartial { files.removeTemporary(partial) }
+        return CommitOutcome(oldBlob: nil, idlePartial: nil, overLimit: false)
     }
 
     /// The batch's sync pass: starts write-back of every body with a descriptor, then fsyncs each. Finishes the

@@ -271,7 +271,12 @@ extension CacheStore {
         }
         let (oldBlob, overLimit, idlePartial) = (outcome.oldBlob, outcome.overLimit, outcome.idlePartial)
         let newBlob = commit.newBlob
-        if let memoryEntry = commit.memoryEntry { memory.insert(memoryEntry) } else { memory.remove(key) }
+        // A row the closing store committed is not put in the memory tier of the closed store (which serves nothing).
+        if let memoryEntry = commit.memoryEntry, !closedFlag.load(ordering: .acquiring) {
+            memory.insert(memoryEntry)
+        } else {
+            memory.remove(key)
+        }
         if commit.row.info.isPinned { forgetDroppedPin(key.primary) }
         if let idlePartial { files.removeTemporary(idlePartial) }
         do throws(CacheStoreError) {

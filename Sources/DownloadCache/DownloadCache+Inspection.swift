@@ -68,7 +68,7 @@ extension DownloadCache {
     public func entryDescriptions(for url: URL) -> [CacheEntryDescription] {
         let now = configuration.now()
         return ["GET", "HEAD"].flatMap { method in
-            store.variants(forPrimaryKey: RFC9111.primaryKey(method: method, url: url))
+            store.variantsWithPendingAccessTimes(forPrimaryKey: RFC9111.primaryKey(method: method, url: url))
                 .compactMap { describe($0, now: now) }
         }
     }

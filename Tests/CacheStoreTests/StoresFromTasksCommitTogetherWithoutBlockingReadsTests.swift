@@ -138,6 +138,55 @@ import Testing
         #expect(report.ok, "\(report.problems)")
     }
 
+    /// A synchronous store whose row is queued when the store closes: the close commits the row, and the call
+    /// (which then finds the store closed) reports it stored — the new body is there after a reopen, with its blob
+    /// file, and the replaced entry's blob file is not left behind.
+    @Test(arguments: [300, 20_000])
+    func aSynchronousStoreQueuedWhenTheStoreClosesIsReportedStored(size: Int) throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let key = StoreKey(primary: "k")
+        let queued = DispatchSemaphore(value: 0)
+        let resume = DispatchSemaphore(value: 0)
+        let armed = Atomic<Bool>(false)
+        var config = testConfiguration(dir)
+        config.faultInjection = { (name: String) throws(CacheStoreError) in
+            guard name == "commit-queued", armed.compareExchange(expected: true, desired: false, ordering: .relaxed).exchanged
+            else { return }
+            queued.signal()
+            _ = resume.wait(timeout: .now() + 10)
+        }
+        do {
+            let store = try CacheStore(configuration: config)
+            try store.store(bytes(size, seed: 1), metadata: Data("old".utf8), for: key)
+            armed.store(true, ordering: .relaxed)
+            let result = Mutex<Result<Void, CacheStoreError>?>(nil)
+            let done = DispatchSemaphore(value: 0)
+            Thread {
+                let outcome = Result { () throws(CacheStoreError) in
+                    try store.store(bytes(size, seed: 2), metadata: Data("new".utf8), for: key)
+                }
+                result.withLock { $0 = outcome.map { _ in () } }
+                done.signal()
+            }.start()
+            #expect(queued.wait(timeout: .now() + 10) == .success)
+            store.close()  // the row is queued, its caller not yet at the index
+            resume.signal()
+            #expect(done.wait(timeout: .now() + 10) == .success)
+            switch result.withLock({ $0 }) {
+            case .success?: break
+            case .failure(let error)?: Issue.record("the row the close committed was reported as \(error)")
+            case nil: Issue.record("the store call did not return")
+            }
+        }
+        let reopened = try CacheStore(configuration: testConfiguration(dir))
+        defer { reopened.close() }
+        #expect(reopened.entry(for: key)?.body == bytes(size, seed: 2))
+        #expect(reopened.statistics.diskBytes == bytesOnDisk(reopened))
+        let report = reopened.verify(repair: false)
+        #expect(report.ok, "\(report.problems)")
+    }
+
     @Test func variantsAndPartialsOfAKeyAreReadWhileACommitHoldsTheIndex() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
