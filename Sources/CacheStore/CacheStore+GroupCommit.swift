@@ -40,15 +40,29 @@ final class PendingCommit: Sendable {
         }
     }
 
-    /// Records the outcome (the first one only) and resumes the task waiting for it.
-    func finish(_ outcome: Result<CommitOutcome, CacheStoreError>) {
+    /// Records the outcome (the first one only) and resumes the task waiting for it — unless `resumingWaiter` is
+    /// false: the commit writer resumes its batch's tasks with ``resumeWaiter()`` once it holds no reference to
+    /// the store any more, so the last reference a resumed task drops is never the writer's (a store released
+    /// on the writer's thread would close there, racing the process's `exit`).
+    func finish(_ outcome: Result<CommitOutcome, CacheStoreError>, resumingWaiter: Bool = true) {
         let (waiter, result) = state.withLock { state -> (CheckedContinuation<Result<CommitOutcome, CacheStoreError>, Never>?, Result<CommitOutcome, CacheStoreError>) in
             if let result = state.result { return (nil, result) }
             state.result = outcome
+            guard resumingWaiter else { return (nil, outcome) }
             defer { state.waiter = nil }
             return (state.waiter, outcome)
         }
         waiter?.resume(returning: result)
+    }
+
+    /// Resumes the task waiting for this commit's outcome, once there is one (no-op otherwise, or when resumed).
+    func resumeWaiter() {
+        let (waiter, result) = state.withLock { state -> (CheckedContinuation<Result<CommitOutcome, CacheStoreError>, Never>?, Result<CommitOutcome, CacheStoreError>?) in
+            guard let result = state.result else { return (nil, nil) }
+            defer { state.waiter = nil }
+            return (state.waiter, result)
+        }
+        if let waiter, let result { waiter.resume(returning: result) }
     }
 }
 
@@ -62,7 +76,7 @@ struct CommitOutcome: Sendable {
     var overLimit: Bool
 }
 
-/// Commits waiting for the index writer, oldest first, and whether a drain (``CacheStore/drainCommits()``) is
+/// Commits waiting for the index writer, oldest first, and whether a drain (``CacheStore/drainBatch()``) is
 /// scheduled to run them.
 final class CommitQueue: Sendable {
     /// Rows one transaction commits at most; the rest wait for the next batch.
@@ -158,7 +172,7 @@ extension CacheStore {
     }
 
     /// ``groupCommit(_:)`` for async callers: the row is queued for the store's commit writer, and the caller is
-    /// suspended — not blocked — until a batch has run it. The writer (``drainCommits()``, on its own serial queue)
+    /// suspended — not blocked — until a batch has run it. The writer (``drainBatch()``, on its own serial queue)
     /// takes every row waiting when it gets the index, so rows from tasks finishing while one batch runs form the
     /// next; a caller of the synchronous ``groupCommit(_:)`` may run them in its batch too. The row is acknowledged
     /// (the call returns) only after its batch committed, as with ``groupCommit(_:)``.
@@ -166,30 +180,34 @@ extension CacheStore {
     func groupCommit(_ pending: PendingCommit) async throws(CacheStoreError) -> CommitOutcome {
         try requireWritable()
         if commitQueue.enqueueForDrain(pending) {
-            commitWriter.async { [self] in drainCommits() }
+            // Weak: the tasks waiting for queued rows keep the store alive; the writer resumes them only once the
+            // temporary reference of `drainBatch()` is gone (see ``PendingCommit/finish(_:resumingWaiter:)``).
+            commitWriter.async { [weak self] in
+                while let finished = self?.drainBatch() {
+                    for commit in finished { commit.resumeWaiter() }
+                }
+            }
         }
         return try await pending.outcomeWhenRun().get()
     }
 
-    /// The commit writer's loop: runs batches of the queued rows until none is waiting. A store that cannot run them
-    /// (closed, or the index lock's owner failed) finishes every waiting row with that error, so no caller waits
-    /// forever.
-    func drainCommits() {
-        while true {
-            let dirty = memory.takeDirty()
-            do {
-                let ran = try withIndex { (index: StoreIndex) throws(CacheStoreError) -> Bool in
-                    for (key, time) in dirty { index.pendingTouches[key] = max(index.pendingTouches[key] ?? 0, time) }
-                    let batch = commitQueue.takeBatchForDrain()
-                    guard !batch.isEmpty else { return false }
-                    runBatch(batch, index: index)
-                    return true
-                }
-                guard ran else { return }
-            } catch {
-                for commit in commitQueue.takeBatchForDrain(all: true) { commit.finish(.failure(error)) }
-                return
+    /// One turn of the commit writer: runs a batch of the queued rows and returns them, their outcomes recorded
+    /// and their tasks not yet resumed; nil when none is waiting (the drain ends). A store that cannot run them
+    /// (closed) finishes every waiting row with that error, so no caller waits forever.
+    func drainBatch() -> [PendingCommit]? {
+        let dirty = memory.takeDirty()
+        do {
+            return try withIndex { (index: StoreIndex) throws(CacheStoreError) -> [PendingCommit]? in
+                for (key, time) in dirty { index.pendingTouches[key] = max(index.pendingTouches[key] ?? 0, time) }
+                let batch = commitQueue.takeBatchForDrain()
+                guard !batch.isEmpty else { return nil }
+                runBatch(batch, index: index, resumingWaiters: false)
+                return batch
             }
+        } catch {
+            let left = commitQueue.takeBatchForDrain(all: true)
+            for commit in left { commit.finish(.failure(error), resumingWaiter: false) }
+            return left.isEmpty ? nil : left
         }
     }
 
@@ -198,11 +216,12 @@ extension CacheStore {
     /// its outcome finds the generation of its write). `atClose`: the store is closing, so the work that follows a
     /// commit and needs the store's directories is done here (the replaced blob and a superseded idle partial are
     /// deleted; no sweep), not by the caller after the store closed.
-    func runBatch(_ batch: [PendingCommit], index: StoreIndex, atClose: Bool = false) {
+    /// `resumingWaiters`: false for the commit writer, which resumes the tasks itself (``drainBatch()``).
+    func runBatch(_ batch: [PendingCommit], index: StoreIndex, atClose: Bool = false, resumingWaiters: Bool = true) {
         defer { index.invalidateRowCache() }
         var runnable = batch
         if configuration.durability == .powerLoss {
-            runnable = syncBodies(batch)
+            runnable = syncBodies(batch, resumingWaiters: resumingWaiters)
             if runnable.contains(where: { $0.row.blobID != nil }) { files.syncBlobsDirectory() }
         }
         guard !runnable.isEmpty else { return }
@@ -228,11 +247,12 @@ extension CacheStore {
             index.flushedCounters = counters
             generation.bump { old, new in memory.noteOwnWrite(old: old, new: new) }
             for (commit, outcome) in zip(runnable, outcomes) {
-                commit.finish(atClose ? outcome.map { finishedAtClose($0, row: commit.row) } : outcome)
+                commit.finish(atClose ? outcome.map { finishedAtClose($0, row: commit.row) } : outcome,
+                              resumingWaiter: resumingWaiters)
             }
         } catch {
             generation.bump { old, new in memory.noteOwnWrite(old: old, new: new) }
-            for commit in runnable { commit.finish(.failure(error)) }
+            for commit in runnable { commit.finish(.failure(error), resumingWaiter: resumingWaiters) }
         }
     }
 
@@ -246,7 +266,7 @@ extension CacheStore {
 
     /// The batch's sync pass: starts write-back of every body with a descriptor, then fsyncs each. Finishes the
     /// commits whose fsync failed (with that error) and returns the others.
-    private func syncBodies(_ batch: [PendingCommit]) -> [PendingCommit] {
+    private func syncBodies(_ batch: [PendingCommit], resumingWaiters: Bool) -> [PendingCommit] {
         for commit in batch where commit.syncDescriptor >= 0 { _ = cs_start_writeback(commit.syncDescriptor) }
         return batch.filter { commit in
             guard commit.syncDescriptor >= 0 else { return true }
@@ -254,7 +274,7 @@ extension CacheStore {
                 try BlobFiles.sync(commit.syncDescriptor, path: commit.row.blobID.map(files.blobPath) ?? files.blobsPath)
                 return true
             } catch {
-                commit.finish(.failure(error))
+                commit.finish(.failure(error), resumingWaiter: resumingWaiters)
                 return false
             }
         }

@@ -61,7 +61,7 @@ public final class CacheStore: Sendable {
     let pinsOfDroppedEntries = Mutex<Set<String>>([])
     /// Rows waiting for the group commit (``groupCommit(_:)``).
     let commitQueue = CommitQueue()
-    /// The serial queue on which async callers' rows are committed (``groupCommit(_:)`` async, ``drainCommits()``).
+    /// The serial queue on which async callers' rows are committed (``groupCommit(_:)`` async, ``drainBatch()``).
     let commitWriter = DispatchQueue(label: "dlcache.store.commit")
     /// The cross-process key locks this store holds (``acquireKeyLock(_:timeout:)``).
     let keyLocks = KeyLockTable()
