@@ -28,13 +28,18 @@ extension CacheStore {
     /// - Returns: false only when the lock could not be had within `limit`.
     @discardableResult
     func shutDown(waitingAtMost limit: TimeInterval?) -> Bool {
+        // Counted before anything else: the `exit()` handler waits for the closes in progress on other threads (a
+        // store released last by a background thread closes there, in its deinit, unseen by the handler).
+        OpenStores.closing.add(1, ordering: .acquiringAndReleasing)
+        defer { OpenStores.closing.subtract(1, ordering: .acquiringAndReleasing) }
         guard closedFlag.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else {
             return true
         }
         OpenStores.unregister(ObjectIdentifier(self))
+        // One deadline for both locks.
+        let deadline = limit.map { Date().addingTimeInterval($0) }
         // Closed first, so the index's connection is the last one and its close checkpoints the WAL.
-        if let limit {
-            let deadline = Date().addingTimeInterval(limit)
+        if let deadline {
             while reader.withLockIfAvailable({ (slot: inout StoreIndex?) in slot = nil }) == nil {
                 if Date() >= deadline { return false }
                 cs_sleep_microseconds(1_000)
@@ -69,8 +74,7 @@ extension CacheStore {
             return final
         }
         let final: CacheStoreStatistics
-        if let limit {
-            let deadline = Date().addingTimeInterval(limit)
+        if let deadline {
             var acquired: CacheStoreStatistics?
             while acquired == nil {
                 acquired = index.withLockIfAvailable { (slot: inout StoreIndex?) -> CacheStoreStatistics in
@@ -227,9 +231,15 @@ enum OpenStores {
         stores.withLock { _ = $0.removeValue(forKey: id) }
     }
 
-    /// The `exit()` handler: closes every store still open, waiting at most 2 seconds for each.
+    /// Closes running now, on any thread (``CacheStore/shutDown(waitingAtMost:)``).
+    static let closing = Atomic<Int>(0)
+
+    /// The `exit()` handler: closes every store still open, waiting at most 2 seconds for each, then waits at most
+    /// 2 seconds for the closes other threads are running (a store closing in its deinit is no longer listed).
     static func closeAll() {
         let open = stores.withLock { Array($0.values) }.compactMap(\.store)
         for store in open { store.shutDown(waitingAtMost: 2) }
+        let deadline = Date().addingTimeInterval(2)
+        while closing.load(ordering: .acquiring) > 0, Date() < deadline { cs_sleep_microseconds(1_000) }
     }
 }

@@ -103,9 +103,25 @@ final class CommitQueue: Sendable {
         }
     }
 
-    /// Takes up to ``batchLimit`` waiting commits, oldest first.
-    func takeBatch() -> [PendingCommit] {
-        state.withLock { Self.take(&$0.waiting) }
+    /// Takes up to ``batchLimit`` waiting commits, oldest first, and `commit` among them: taken out of the queue
+    /// when it waits further back, so no later batch runs it again.
+    func takeBatch(including commit: PendingCommit) -> [PendingCommit] {
+        state.withLock { state -> [PendingCommit] in
+            var batch = Self.take(&state.waiting)
+            if !batch.contains(where: { $0 === commit }) {
+                state.waiting.removeAll { $0 === commit }
+                batch.append(commit)
+            }
+            return batch
+        }
+    }
+
+    /// For the drain, after a batch: ends the drain when no commit waits (true: more to run).
+    func continueDrain() -> Bool {
+        state.withLock { state -> Bool in
+            if state.waiting.isEmpty { state.draining = false }
+            return state.draining
+        }
     }
 
     /// For the drain: up to ``batchLimit`` waiting commits; when none is waiting (or `all` is set: every one), the
@@ -156,9 +172,7 @@ extension CacheStore {
                 for (key, time) in dirty { index.pendingTouches[key] = max(index.pendingTouches[key] ?? 0, time) }
                 // A batch runs and finishes its commits under this lock: `pending` is done or still queued.
                 guard !pending.isDone else { return }
-                var batch = commitQueue.takeBatch()
-                if !batch.contains(where: { $0 === pending }) { batch.append(pending) }
-                runBatch(batch, index: index)
+                runBatch(commitQueue.takeBatch(including: pending), index: index)
             }
         } catch {
             // Closed while waiting: the close ran the rows still queued, this one among them.
@@ -183,8 +197,10 @@ extension CacheStore {
             // Weak: the tasks waiting for queued rows keep the store alive; the writer resumes them only once the
             // temporary reference of `drainBatch()` is gone (see ``PendingCommit/finish(_:resumingWaiter:)``).
             commitWriter.async { [weak self] in
-                while let finished = self?.drainBatch() {
+                // `self` is loaded again only while rows wait, whose callers hold the store.
+                while let (finished, more) = self?.drainBatch() {
                     for commit in finished { commit.resumeWaiter() }
+                    if !more { return }
                 }
             }
         }
@@ -192,22 +208,23 @@ extension CacheStore {
     }
 
     /// One turn of the commit writer: runs a batch of the queued rows and returns them, their outcomes recorded
-    /// and their tasks not yet resumed; nil when none is waiting (the drain ends). A store that cannot run them
-    /// (closed) finishes every waiting row with that error, so no caller waits forever.
-    func drainBatch() -> [PendingCommit]? {
+    /// and their tasks not yet resumed, and whether more rows wait (false: the drain has ended); nil when none
+    /// was waiting. A store that cannot run them (closed) finishes every waiting row with that error, so no
+    /// caller waits forever.
+    func drainBatch() -> (finished: [PendingCommit], more: Bool)? {
         let dirty = memory.takeDirty()
         do {
-            return try withIndex { (index: StoreIndex) throws(CacheStoreError) -> [PendingCommit]? in
+            return try withIndex { (index: StoreIndex) throws(CacheStoreError) -> (finished: [PendingCommit], more: Bool)? in
                 for (key, time) in dirty { index.pendingTouches[key] = max(index.pendingTouches[key] ?? 0, time) }
                 let batch = commitQueue.takeBatchForDrain()
                 guard !batch.isEmpty else { return nil }
                 runBatch(batch, index: index, resumingWaiters: false)
-                return batch
+                return (batch, commitQueue.continueDrain())
             }
         } catch {
             let left = commitQueue.takeBatchForDrain(all: true)
             for commit in left { commit.finish(.failure(error), resumingWaiter: false) }
-            return left.isEmpty ? nil : left
+            return left.isEmpty ? nil : (left, false)
         }
     }
 

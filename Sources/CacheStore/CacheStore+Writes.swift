@@ -278,7 +278,10 @@ extension CacheStore {
             memory.remove(key)
         }
         if commit.row.info.isPinned { forgetDroppedPin(key.primary) }
-        if let idlePartial { files.removeTemporary(idlePartial) }
+        // Once the store is closed its directories are too: what the commit superseded stays for the next
+        // exclusive open (a row the closing store ran itself had its files deleted then; see `runBatch(atClose:)`).
+        let closed = closedFlag.load(ordering: .acquiring)
+        if let idlePartial, !closed { files.removeTemporary(idlePartial) }
         do throws(CacheStoreError) {
             do {
                 try fault("index-committed")
@@ -286,13 +289,13 @@ extension CacheStore {
                 if let oldBlob, oldBlob != newBlob { cleanUp { files.removeBlob(oldBlob) } }
                 throw error
             }
-            if let oldBlob, oldBlob != newBlob { files.removeBlob(oldBlob) }
+            if let oldBlob, oldBlob != newBlob, !closed { files.removeBlob(oldBlob) }
             try fault("old-blob-removed")
         } catch {
             memory.remove(key)
             throw error
         }
-        if overLimit {
+        if overLimit, !closed {
             do {
                 try enforceLimits(now: configuration.currentTime(), includeAge: false, keeping: key)
             } catch {

@@ -187,6 +187,38 @@ import Testing
         #expect(report.ok, "\(report.problems)")
     }
 
+    /// A synchronous store whose row waits behind more than a batch's worth of queued rows runs in the batch it
+    /// leads and never again: a removal of its key right after the call stays removed once the queue has drained.
+    @Test func aRowBehindAFullBatchIsCommittedOnce() async throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let store = try CacheStore(configuration: testConfiguration(dir))
+        defer { store.close() }
+        let queued = CommitQueue.batchLimit + 40
+        let finished = Counter()
+        let writerFree = DispatchSemaphore(value: 0)
+        store.commitWriter.async { _ = writerFree.wait(timeout: .now() + 30) }
+        for i in 0..<queued {
+            Task {
+                _ = try? await store.storeReturningBodyFile(bytes(64, seed: UInt8(i % 200)), metadata: Data(),
+                                                           for: StoreKey(primary: "k\(i)"))
+                finished.increment()
+            }
+        }
+        var deadline = Date().addingTimeInterval(20)
+        while store.commitQueue.count < queued, Date() < deadline { try await Task.sleep(for: .milliseconds(1)) }
+        #expect(store.commitQueue.count == queued)
+        let key = StoreKey(primary: "sync")
+        try store.store(bytes(100), metadata: Data(), for: key)
+        try store.remove(key)
+        writerFree.signal()
+        deadline = Date().addingTimeInterval(20)
+        while finished.value < queued, Date() < deadline { try await Task.sleep(for: .milliseconds(1)) }
+        #expect(finished.value == queued)
+        #expect(store.info(for: key) == nil, "the row ran again after its call returned and its key was removed")
+        #expect(store.statistics.entries == queued)
+    }
+
     @Test func variantsAndPartialsOfAKeyAreReadWhileACommitHoldsTheIndex() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
