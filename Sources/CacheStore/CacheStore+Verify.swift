@@ -112,9 +112,7 @@ extension CacheStore {
         }
         let orphans = findOrphans(rows)
         let accounting = try? withIndex { (index: StoreIndex) throws(CacheStoreError) -> Bool in
-            let recorded = try index.totals()
-            let computed = try index.computedTotals()
-            return recorded.entries == computed.entries && recorded.bytes == computed.bytes
+            try index.totalsMatchRows()
         }
         var writable = true
         do {

@@ -407,13 +407,17 @@ final class StoreIndex {
         return (Int(s.int64(0)), s.int64(1))
     }
 
-    /// `(COUNT(*), SUM(size))` computed from the rows.
+    /// Whether the totals row matches `(COUNT(*), SUM(size))` of the rows, both read by one statement, so from one
+    /// snapshot: a commit of another process between two reads would make them differ without anything wrong.
     /// - Throws: `CacheStoreError` from SQLite.
-    func computedTotals() throws(CacheStoreError) -> (entries: Int, bytes: Int64) {
-        let s = try db.prepare("SELECT count(*), coalesce(sum(size), 0) FROM entries")
+    func totalsMatchRows() throws(CacheStoreError) -> Bool {
+        let s = try db.prepare("""
+            SELECT coalesce((SELECT entries FROM totals WHERE id = 1), 0) = count(*)
+               AND coalesce((SELECT bytes FROM totals WHERE id = 1), 0) = coalesce(sum(size), 0) FROM entries
+            """)
         defer { s.reset() }
-        guard try s.step() else { return (0, 0) }
-        return (Int(s.int64(0)), s.int64(1))
+        guard try s.step() else { return false }
+        return s.int64(0) != 0
     }
 
     /// Rewrites the totals row from the rows (inside a transaction of the caller).
