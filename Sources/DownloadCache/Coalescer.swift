@@ -69,9 +69,18 @@ final class Coalescer<Value: Sendable>: Sendable {
             return (flight, true)
         }
         if isNew {
-            let task = Task {
+            let run: @Sendable () async -> Void = {
                 let outcome = await operation()
                 self.finish(flight, key: key, outcome: outcome)
+            }
+            // Started on this thread, up to its first suspension (the lookup, then the request handed to the
+            // transport): no hop to another thread before the work begins. Still its own task, so cancelling this
+            // caller does not cancel the operation the others share.
+            let task: Task<Void, Never>
+            if #available(macOS 26.0, iOS 26.0, tvOS 26.0, watchOS 26.0, *) {
+                task = Task.immediate(operation: run)
+            } else {
+                task = Task(operation: run)
             }
             flight.state.withLock { $0.task = task }
         }
