@@ -90,7 +90,7 @@ extension CacheStore {
             final = index.withLock { (slot: inout StoreIndex?) -> CacheStoreStatistics in closeIndex(&slot) }
         }
         finalStatistics.withLock { $0 = final }
-        memory.remove(where: nil)
+        memory.close()
         // A fault-injection test simulating a dead process leaves its marker, as a killed process would.
         if let sessionMarker, !onlyRead, !(configuration.faultSkipsCleanup && configuration.faultInjection != nil) {
             files.removeSession(sessionMarker)

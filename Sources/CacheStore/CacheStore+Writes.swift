@@ -271,12 +271,8 @@ extension CacheStore {
         }
         let (oldBlob, overLimit, idlePartial) = (outcome.oldBlob, outcome.overLimit, outcome.idlePartial)
         let newBlob = commit.newBlob
-        // A row the closing store committed is not put in the memory tier of the closed store (which serves nothing).
-        if let memoryEntry = commit.memoryEntry, !closedFlag.load(ordering: .acquiring) {
-            memory.insert(memoryEntry)
-        } else {
-            memory.remove(key)
-        }
+        // The memory tier of a closed store refuses the entry (``MemoryTier/close()``).
+        if let memoryEntry = commit.memoryEntry { memory.insert(memoryEntry) } else { memory.remove(key) }
         if commit.row.info.isPinned { forgetDroppedPin(key.primary) }
         // Once the store is closed its directories are too: what the commit superseded stays for the next
         // exclusive open (a row the closing store ran itself had its files deleted then; see `runBatch(atClose:)`).

@@ -53,6 +53,8 @@ final class MemoryTier: Sendable {
         var misses = 0
         var epoch: UInt64 = 0
         var seenGeneration: UInt64 = 0
+        /// Set by ``MemoryTier/close()``: the tier holds nothing and takes nothing any more.
+        var closed = false
 
         /// The node of `key`, if present.
         @inline(__always)
@@ -216,6 +218,7 @@ final class MemoryTier: Sendable {
     func insert(_ entry: StoredEntry, ifEpoch: UInt64? = nil) {
         guard isEnabled else { return }
         state.withLock { state in
+            guard !state.closed else { return }
             let node = Node(entry: entry)
             if let expected = ifEpoch {
                 if state.epoch != expected || state.node(for: node.key) != nil { return }
@@ -263,6 +266,16 @@ final class MemoryTier: Sendable {
     }
 
     /// Removes the entries whose key satisfies `predicate` (nil: every entry).
+    /// Empties the tier for good (the store closed): later inserts are refused under the same lock, so a write
+    /// finishing after the close leaves nothing a read could serve.
+    func close() {
+        state.withLock { state in
+            state.closed = true
+            state.epoch &+= 1
+            state.removeAll()
+        }
+    }
+
     func remove(where predicate: ((StoreKey) -> Bool)? = nil) {
         state.withLock { state in
             state.epoch &+= 1

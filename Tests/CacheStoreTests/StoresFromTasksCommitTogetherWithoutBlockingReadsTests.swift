@@ -219,6 +219,23 @@ import Testing
         #expect(store.statistics.entries == queued)
     }
 
+    /// A write finishing after the store closed cannot leave an entry in its memory tier: a closed store serves
+    /// nothing.
+    @Test func aClosedStoresMemoryTierTakesNothing() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        var config = testConfiguration(dir)
+        config.maxMemoryBytes = 1 << 20
+        config.maxMemoryEntries = 100
+        let store = try CacheStore(configuration: config)
+        let info = try store.store(bytes(100), metadata: Data("m".utf8), for: StoreKey(primary: "k"))
+        #expect(store.memory.counters().entries == 1)
+        store.close()
+        store.memory.insert(StoredEntry(info: info, body: bytes(100)))
+        #expect(store.memory.counters().entries == 0, "the closed store's memory tier took an entry")
+        #expect(store.entry(for: StoreKey(primary: "k")) == nil)
+    }
+
     @Test func variantsAndPartialsOfAKeyAreReadWhileACommitHoldsTheIndex() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
