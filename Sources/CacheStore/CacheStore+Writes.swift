@@ -274,8 +274,9 @@ extension CacheStore {
         // The memory tier of a closed store refuses the entry (``MemoryTier/close()``).
         if let memoryEntry = commit.memoryEntry { memory.insert(memoryEntry) } else { memory.remove(key) }
         if commit.row.info.isPinned { forgetDroppedPin(key.primary) }
-        // Once the store is closed its directories are too: what the commit superseded stays for the next
-        // exclusive open (a row the closing store ran itself had its files deleted then; see `runBatch(atClose:)`).
+        // Once the store is closed its directories are too: what the commit superseded is left as an orphan file
+        // (`verify(repair:)` reports and deletes it; a row the closing store ran itself had its files deleted then,
+        // see `runBatch(atClose:)`).
         let closed = closedFlag.load(ordering: .acquiring)
         if let idlePartial, !closed { files.removeTemporary(idlePartial) }
         do throws(CacheStoreError) {

@@ -440,24 +440,22 @@ public final class CacheStore: Sendable {
     /// ``variants(forPrimaryKey:)`` read through the index connection, so `lastAccessedAt` includes the access
     /// times this process recorded and has not written yet (for inspection; a lookup does not need them).
     package func variantsWithPendingAccessTimes(forPrimaryKey primary: String) -> [EntryInfo] {
-        do {
-            return try withIndex { (index: StoreIndex) throws(CacheStoreError) -> [EntryInfo] in
-                try index.variants(of: primary).map(\.info)
-            }
-        } catch {
-            log("variants(\(primary)) failed: \(error)")
-            return []
-        }
+        variants(of: primary, onReader: false)
     }
 
     /// Every stored variant of `primary`, ordered by variant; `[]` when none or unreadable. Read through the
     /// reader connection, which no commit holds: `lastAccessedAt` is the committed access time (this process's
     /// newer ones are written with its next commit, at the latest within ``accountingFlushInterval`` seconds).
     public func variants(forPrimaryKey primary: String) -> [EntryInfo] {
+        variants(of: primary, onReader: true)
+    }
+
+    /// The variants of `primary` read on the reader connection (``withReader(_:)``) or the index's; `[]` (logged)
+    /// when unreadable.
+    private func variants(of primary: String, onReader: Bool) -> [EntryInfo] {
+        let read = { (index: StoreIndex) throws(CacheStoreError) -> [EntryInfo] in try index.variants(of: primary).map(\.info) }
         do {
-            return try withReader { (index: StoreIndex) throws(CacheStoreError) -> [EntryInfo] in
-                try index.variants(of: primary).map(\.info)
-            }
+            return try onReader ? withReader(read) : withIndex(read)
         } catch {
             log("variants(\(primary)) failed: \(error)")
             return []
