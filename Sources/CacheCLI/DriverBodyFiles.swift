@@ -1,3 +1,4 @@
+import DownloadCache
 import Foundation
 import Synchronization
 #if canImport(Glibc)
@@ -7,44 +8,35 @@ import Darwin
 #endif
 
 /// The files a driver session names in `"bodyFile"` answers when the body is not a stored blob: one private
-/// directory (mode 0700, created with `mkdtemp` on first use in the system temporary directory), files mode
-/// 0600 created exclusively inside it. Everything in it is removed by ``removeAll()`` when the session ends.
+/// directory `dlcache-driver-XXXXXX` in the system temporary directory (``PrivateDirectory``: mode 0700, made on
+/// first use, locked while the session lives), files `body-<n>` mode 0600 created exclusively inside it. Everything
+/// in it is removed by ``removeAll()`` when the session ends; a session that was killed leaves its directory to the
+/// next session that makes one, which removes it (``PrivateDirectory/removeStale(prefix:filePrefix:in:now:)``).
 final class DriverBodyFiles: Sendable {
     private struct State {
-        var directory: String?
         var next = 0
         var adopted: [String] = []
     }
     private let state = Mutex(State())
+    private let folder = PrivateDirectory(prefix: "dlcache-driver-", filePrefix: "body-")
 
-    /// The session's directory, created on first use.
-    /// - Throws: the `mkdtemp` failure, in words.
-    private func directory() throws -> (path: String, name: Int) {
-        try state.withLock { state throws -> (String, Int) in
-            if state.directory == nil {
-                var temporary = NSTemporaryDirectory()          // "/tmp/": one separator in the answered paths
-                while temporary.count > 1, temporary.hasSuffix("/") { temporary.removeLast() }
-                var template = Array((temporary + "/dlcache-driver-XXXXXX").utf8CString)
-                let made = template.withUnsafeMutableBufferPointer { buffer -> Bool in
-                    guard let base = buffer.baseAddress else { return false }
-                    return mkdtemp(base) != nil
-                }
-                guard made else { throw DriverBodyFileError("cannot create a private temporary directory: \(String(cString: strerror(errno)))") }
-                state.directory = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) },
-                                         as: UTF8.self)
-            }
-            state.next += 1
-            return (state.directory ?? "", state.next)
+    /// The session's directory, created on first use, and the number of the next file in it.
+    /// - Throws: ``DriverBodyFileError`` when the directory cannot be made.
+    private func directory() throws(DriverBodyFileError) -> (path: String, name: Int) {
+        guard let path = folder.path() else {
+            throw DriverBodyFileError("cannot create a private temporary directory: \(String(cString: strerror(errno)))")
         }
+        let number = state.withLock { state -> Int in
+            state.next += 1
+            return state.next
+        }
+        return (path, number)
     }
 
     /// Writes `data` to a new private file and returns its path.
     /// - Throws: ``DriverBodyFileError`` when the file cannot be created or written.
     func write(_ data: Data) throws(DriverBodyFileError) -> String {
-        let (folder, number): (String, Int)
-        do { (folder, number) = try directory() } catch let error as DriverBodyFileError { throw error } catch {
-            throw DriverBodyFileError(ErrorText.describe(error))
-        }
+        let (folder, number) = try directory()
         let path = folder + "/body-\(number)"
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw DriverBodyFileError("cannot create \(path): \(String(cString: strerror(errno)))") }
@@ -73,12 +65,12 @@ final class DriverBodyFiles: Sendable {
 
     /// Removes every file this session created or adopted, and its directory.
     func removeAll() {
-        let (folder, adopted) = state.withLock { state -> (String?, [String]) in
-            defer { state.directory = nil; state.adopted = [] }
-            return (state.directory, state.adopted)
+        let adopted = state.withLock { state -> [String] in
+            defer { state.adopted = [] }
+            return state.adopted
         }
         for path in adopted { unlink(path) }
-        if let folder { try? FileManager.default.removeItem(atPath: folder) }
+        folder.remove()
     }
 }
 

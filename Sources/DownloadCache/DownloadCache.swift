@@ -39,7 +39,7 @@ public final class DownloadCache: Sendable {
     /// A private directory (mkdtemp, 0700, owner checked) in the system temporary directory, made on first use
     /// when the store's `tmp/` cannot be used and removed with its contents by ``close()`` — never a predictable
     /// shared name another user could have created first.
-    let privateDownloads = PrivateDirectory(prefix: "dlcache-downloads-")
+    let privateDownloads = PrivateDirectory(prefix: "dlcache-downloads-", filePrefix: "download-")
     /// Drops or shrinks the store's memory tier on the system's memory notifications (see
     /// `DownloadCache+MemoryPressure.swift`); released with the cache.
     let memoryPressure: MemoryPressureObservers
@@ -348,42 +348,5 @@ public final class DownloadCache: Sendable {
         var evaluation = configuration.evaluationOptions(options)
         evaluation.keySecret = keySecret
         return evaluation
-    }
-}
-
-/// A directory created on first use with `mkdtemp` (mode 0700, checked to be owned by this user with no access
-/// for others) in the system temporary directory, and deleted with everything in it by `remove()` or `deinit`.
-final class PrivateDirectory: Sendable {
-    private let prefix: String
-    private let path = Mutex<String?>(nil)
-
-    init(prefix: String) {
-        self.prefix = prefix
-    }
-
-    deinit {
-        remove()
-    }
-
-    /// The directory, created now when it does not exist yet; nil when it cannot be created.
-    func url() -> URL? {
-        path.withLock { path -> URL? in
-            if let existing = path, cs_access(existing, 1) == 0 { return URL(fileURLWithPath: existing, isDirectory: true) }
-            let parent = FileManager.default.temporaryDirectory.standardizedFileURL.path
-            var buffer = [CChar](repeating: 0, count: 4096)
-            guard cs_make_private_directory(parent, prefix, &buffer, buffer.count) == 0 else { return nil }
-            let made = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            path = made
-            return URL(fileURLWithPath: made, isDirectory: true)
-        }
-    }
-
-    /// Deletes the directory and its contents (nothing when it was never created).
-    func remove() {
-        let existing = path.withLock { path -> String? in
-            defer { path = nil }
-            return path
-        }
-        if let existing { try? FileManager.default.removeItem(atPath: existing) }
     }
 }
