@@ -168,12 +168,13 @@ extension CacheStore {
         try? fault("commit-queued")
         let dirty = memory.takeDirty()
         do {
-            try withIndex { (index: StoreIndex) throws(CacheStoreError) in
+            let eviction = try withIndex { (index: StoreIndex) throws(CacheStoreError) -> Eviction? in
                 for (key, time) in dirty { index.pendingTouches[key] = max(index.pendingTouches[key] ?? 0, time) }
                 // A batch runs and finishes its commits under this lock: `pending` is done or still queued.
-                guard !pending.isDone else { return }
-                runBatch(commitQueue.takeBatch(including: pending), index: index)
+                guard !pending.isDone else { return nil }
+                return runBatch(commitQueue.takeBatch(including: pending), index: index)
             }
+            if let eviction, !closedFlag.load(ordering: .acquiring) { finishEviction(eviction) }
         } catch {
             // Closed while waiting: the close ran the rows still queued, this one among them.
             guard let outcome = pending.outcome else { throw error }
@@ -214,13 +215,18 @@ extension CacheStore {
     func drainBatch() -> (finished: [PendingCommit], more: Bool)? {
         let dirty = memory.takeDirty()
         do {
-            return try withIndex { (index: StoreIndex) throws(CacheStoreError) -> (finished: [PendingCommit], more: Bool)? in
+            let turn = try withIndex { (index: StoreIndex) throws(CacheStoreError) -> (finished: [PendingCommit], more: Bool, eviction: Eviction?)? in
                 for (key, time) in dirty { index.pendingTouches[key] = max(index.pendingTouches[key] ?? 0, time) }
                 let batch = commitQueue.takeBatchForDrain()
                 guard !batch.isEmpty else { return nil }
-                runBatch(batch, index: index, resumingWaiters: false)
-                return (batch, commitQueue.continueDrain())
+                let eviction = runBatch(batch, index: index, resumingWaiters: false)
+                return (batch, commitQueue.continueDrain(), eviction)
             }
+            guard let turn else { return nil }
+            // Before the batch's tasks resume: a caller finds the store within its limits, as after its own sweep.
+            // (A store closed meanwhile has closed its directories: the files stay as orphans `verify` deletes.)
+            if let eviction = turn.eviction, !closedFlag.load(ordering: .acquiring) { finishEviction(eviction) }
+            return (turn.finished, turn.more)
         } catch {
             let left = commitQueue.takeBatchForDrain(all: true)
             for commit in left { commit.finish(.failure(error), resumingWaiter: false) }
@@ -234,14 +240,20 @@ extension CacheStore {
     /// commit and needs the store's directories is done here (the replaced blob and a superseded idle partial are
     /// deleted; no sweep), not by the caller after the store closed.
     /// `resumingWaiters`: false for the commit writer, which resumes the tasks itself (``drainBatch()``).
-    func runBatch(_ batch: [PendingCommit], index: StoreIndex, atClose: Bool = false, resumingWaiters: Bool = true) {
+    ///
+    /// When a row leaves the store over a limit, the batch sweeps once for all its rows, in a second transaction
+    /// before any caller resumes (``sweepAfter(_:outcomes:index:)``), keeping every row it committed; the caller
+    /// deletes the returned eviction's files (``finishEviction(_:)``) once it has released the index.
+    @discardableResult
+    func runBatch(_ batch: [PendingCommit], index: StoreIndex, atClose: Bool = false,
+                  resumingWaiters: Bool = true) -> Eviction? {
         defer { index.invalidateRowCache() }
         var runnable = batch
         if configuration.durability == .powerLoss {
             runnable = syncBodies(batch, resumingWaiters: resumingWaiters)
             if runnable.contains(where: { $0.row.blobID != nil }) { files.syncBlobsDirectory() }
         }
-        guard !runnable.isEmpty else { return }
+        guard !runnable.isEmpty else { return nil }
         let counters = currentCounters()
         commitQueue.batchesRun.add(1, ordering: .relaxed)
         do {
@@ -263,13 +275,52 @@ extension CacheStore {
             }
             index.flushedCounters = counters
             generation.bump { old, new in memory.noteOwnWrite(old: old, new: new) }
-            for (commit, outcome) in zip(runnable, outcomes) {
+            var finished = outcomes
+            let eviction = atClose ? nil : sweepAfter(runnable, outcomes: &finished, index: index)
+            for (commit, outcome) in zip(runnable, finished) {
                 commit.finish(atClose ? outcome.map { finishedAtClose($0, row: commit.row) } : outcome,
                               resumingWaiter: resumingWaiters)
             }
+            return eviction
         } catch {
             generation.bump { old, new in memory.noteOwnWrite(old: old, new: new) }
             for commit in runnable { commit.finish(.failure(error), resumingWaiter: resumingWaiters) }
+            return nil
+        }
+    }
+
+    /// The batch's sweep: when a committed row of `batch` left the store over a limit, evicts in one transaction
+    /// (``evict(_:now:includeAge:keeping:)``, keeping every committed row of the batch) and, when that brings the
+    /// store within its limits, clears `overLimit` in `outcomes` so no caller sweeps again. Nil when nothing was
+    /// over or the sweep failed (logged; the callers then sweep as after a lone write, each keeping its own row).
+    private func sweepAfter(_ batch: [PendingCommit], outcomes: inout [Result<CommitOutcome, CacheStoreError>],
+                            index: StoreIndex) -> Eviction? {
+        var kept = Set<StoreKey>()
+        var over = false
+        for (commit, outcome) in zip(batch, outcomes) {
+            guard case .success(let committed) = outcome else { continue }
+            kept.insert(commit.row.info.key)
+            over = over || committed.overLimit
+        }
+        guard over else { return nil }
+        let now = configuration.currentTime()
+        do {
+            let (eviction, within) = try index.db.transaction { () throws(CacheStoreError) -> (Eviction, Bool) in
+                let eviction = try evict(index, now: now, includeAge: false, keeping: kept)
+                return (eviction, !isOverLimit(try index.totals()))
+            }
+            if !eviction.removed.isEmpty || !eviction.partialFiles.isEmpty {
+                generation.bump { old, new in memory.noteOwnWrite(old: old, new: new) }
+            }
+            if within {
+                outcomes = outcomes.map { outcome in
+                    outcome.map { CommitOutcome(oldBlob: $0.oldBlob, idlePartial: $0.idlePartial, overLimit: false) }
+                }
+            }
+            return eviction
+        } catch {
+            log("sweep after a batch of \(batch.count) rows failed: \(error)")
+            return nil
         }
     }
 

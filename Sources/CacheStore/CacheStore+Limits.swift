@@ -66,36 +66,56 @@ extension CacheStore {
     /// exceeded until the next sweep rather than the new entry vanishing right after its commit).
     /// - Throws: `CacheStoreError` from the index.
     func enforceLimits(now: Date, includeAge: Bool, keeping: StoreKey? = nil) throws(CacheStoreError) {
-        let maxAge = includeAge ? configuration.maxAge : nil
-        let (removed, partialFiles) = try writeTransaction { (index: StoreIndex) throws(CacheStoreError) -> ([RemovedRow], [String]) in
-            var removed: [RemovedRow] = []
-            var partialFiles: [String] = []
-            if let maxAge {
-                removed += try index.deleteUnused(before: now.timeIntervalSince1970 - maxAge)
-                partialFiles += try index.deleteUnusedPartials(before: now.timeIntervalSince1970 - maxAge)
-            }
-            // Partials go first: an interrupted body never costs a complete entry its place.
-            partialFiles += try evictPartials(index, keeping: nil)
-            removed += try evictLeastRecentlyUsed(index, keeping: keeping)
-            return (removed, partialFiles)
+        let keys: Set<StoreKey> = keeping.map { [$0] } ?? []
+        let eviction = try writeTransaction { (index: StoreIndex) throws(CacheStoreError) -> Eviction in
+            try evict(index, now: now, includeAge: includeAge, keeping: keys)
         }
-        for item in removed {
+        finishEviction(eviction)
+    }
+
+    /// What a sweep took out of the index: the rows (whose blob files go once it committed) and the files of
+    /// the partial entries it dropped.
+    struct Eviction: Sendable {
+        var removed: [RemovedRow] = []
+        var partialFiles: [String] = []
+    }
+
+    /// The index part of a sweep, inside the caller's transaction: rows unused for `maxAge` (when `includeAge`),
+    /// then partials, then least-recently-used unpinned rows other than `keeping` while over a limit.
+    /// - Throws: `CacheStoreError` from the index.
+    func evict(_ index: StoreIndex, now: Date, includeAge: Bool,
+               keeping: Set<StoreKey>) throws(CacheStoreError) -> Eviction {
+        var eviction = Eviction()
+        if includeAge, let maxAge = configuration.maxAge {
+            eviction.removed += try index.deleteUnused(before: now.timeIntervalSince1970 - maxAge)
+            eviction.partialFiles += try index.deleteUnusedPartials(before: now.timeIntervalSince1970 - maxAge)
+        }
+        // Partials go first: an interrupted body never costs a complete entry its place.
+        eviction.partialFiles += try evictPartials(index, keeping: nil)
+        eviction.removed += try evictLeastRecentlyUsed(index, keeping: keeping)
+        return eviction
+    }
+
+    /// The file part of a sweep, once its transaction committed: deletes the removed rows' blob files and the
+    /// dropped partials' files, and the removed keys from the memory tier.
+    func finishEviction(_ eviction: Eviction) {
+        for item in eviction.removed {
             if let blob = item.blobID { files.removeBlob(blob) }
         }
-        for file in partialFiles { files.removeTemporary(file) }
-        if !removed.isEmpty {
-            let keys = Set(removed.map(\.key))
+        for file in eviction.partialFiles { files.removeTemporary(file) }
+        if !eviction.removed.isEmpty {
+            let keys = Set(eviction.removed.map(\.key))
             memory.remove { keys.contains($0) }
-            log("trimmed \(removed.count) entr\(removed.count == 1 ? "y" : "ies")")
+            log("trimmed \(eviction.removed.count) entr\(eviction.removed.count == 1 ? "y" : "ies")")
         }
     }
 
     /// Deletes unpinned rows other than `keeping`, oldest access first, until the totals are within the limits.
-    private func evictLeastRecentlyUsed(_ index: StoreIndex, keeping: StoreKey?) throws(CacheStoreError) -> [RemovedRow] {
+    private func evictLeastRecentlyUsed(_ index: StoreIndex, keeping: Set<StoreKey>) throws(CacheStoreError) -> [RemovedRow] {
         var removed: [RemovedRow] = []
         var totals = try index.totals()
         while isOverLimit(totals) {
-            let batch = try index.lruBatch(limit: 64).filter { $0.info.key != keeping }
+            let batch = try index.lruBatch(limit: 64).filter { !keeping.contains($0.info.key) }
             if batch.isEmpty { break }
             for row in batch {
                 guard isOverLimit(totals) else { break }

@@ -289,7 +289,7 @@ private final class Seen: Sendable {
 }
 
 /// The index lock of a store held by a thread of its own until ``release()`` (as a running batch holds it).
-private final class IndexHeld: Sendable {
+final class IndexHeld: Sendable {
     private let go = DispatchSemaphore(value: 0)
     private let released = Atomic<Bool>(false)
 
