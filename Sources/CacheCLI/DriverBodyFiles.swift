@@ -23,8 +23,11 @@ final class DriverBodyFiles: Sendable {
     /// The session's directory, created on first use, and the number of the next file in it.
     /// - Throws: ``DriverBodyFileError`` when the directory cannot be made.
     private func directory() throws(DriverBodyFileError) -> (path: String, name: Int) {
-        guard let path = folder.path() else {
-            throw DriverBodyFileError("cannot create a private temporary directory: \(String(cString: strerror(errno)))")
+        let path: String
+        do {
+            path = try folder.path()
+        } catch {
+            throw DriverBodyFileError(error.description)
         }
         let number = state.withLock { state -> Int in
             state.next += 1
@@ -37,7 +40,7 @@ final class DriverBodyFiles: Sendable {
     /// - Throws: ``DriverBodyFileError`` when the file cannot be created or written.
     func write(_ data: Data) throws(DriverBodyFileError) -> String {
         let (folder, number) = try directory()
-        let path = folder + "/body-\(number)"
+        let path = folder + "/" + self.folder.filePrefix + "\(number)"
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw DriverBodyFileError("cannot create \(path): \(String(cString: strerror(errno)))") }
         defer { close(fd) }

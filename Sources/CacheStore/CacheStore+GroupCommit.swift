@@ -168,13 +168,20 @@ extension CacheStore {
         try? fault("commit-queued")
         let dirty = memory.takeDirty()
         do {
-            let eviction = try withIndex { (index: StoreIndex) throws(CacheStoreError) -> Eviction? in
+            let ran = try withIndex { (index: StoreIndex) throws(CacheStoreError) -> (batch: [PendingCommit], eviction: Eviction?)? in
                 for (key, time) in dirty { index.pendingTouches[key] = max(index.pendingTouches[key] ?? 0, time) }
                 // A batch runs and finishes its commits under this lock: `pending` is done or still queued.
                 guard !pending.isDone else { return nil }
-                return runBatch(commitQueue.takeBatch(including: pending), index: index)
+                let batch = commitQueue.takeBatch(including: pending)
+                return (batch, runBatch(batch, index: index, resumingWaiters: false))
             }
-            if let eviction, !closedFlag.load(ordering: .acquiring) { finishEviction(eviction) }
+            if let ran {
+                // As the commit writer does: the tasks whose rows this batch ran resume once its sweep's files are gone.
+                if let eviction = ran.eviction, !closedFlag.load(ordering: .acquiring) {
+                    finishEviction(eviction, removingFromMemory: false)
+                }
+                for commit in ran.batch { commit.resumeWaiter() }
+            }
         } catch {
             // Closed while waiting: the close ran the rows still queued, this one among them.
             guard let outcome = pending.outcome else { throw error }
@@ -225,7 +232,9 @@ extension CacheStore {
             guard let turn else { return nil }
             // Before the batch's tasks resume: a caller finds the store within its limits, as after its own sweep.
             // (A store closed meanwhile has closed its directories: the files stay as orphans `verify` deletes.)
-            if let eviction = turn.eviction, !closedFlag.load(ordering: .acquiring) { finishEviction(eviction) }
+            if let eviction = turn.eviction, !closedFlag.load(ordering: .acquiring) {
+                finishEviction(eviction, removingFromMemory: false)
+            }
             return (turn.finished, turn.more)
         } catch {
             let left = commitQueue.takeBatchForDrain(all: true)
@@ -243,7 +252,8 @@ extension CacheStore {
     ///
     /// When a row leaves the store over a limit, the batch sweeps once for all its rows, in a second transaction
     /// before any caller resumes (``sweepAfter(_:outcomes:index:)``), keeping every row it committed; the caller
-    /// deletes the returned eviction's files (``finishEviction(_:)``) once it has released the index.
+    /// deletes the returned eviction's files (``finishEviction(_:removingFromMemory:)``) once it has released the
+    /// index, and then resumes the tasks (run it with `resumingWaiters` false).
     @discardableResult
     func runBatch(_ batch: [PendingCommit], index: StoreIndex, atClose: Bool = false,
                   resumingWaiters: Bool = true) -> Eviction? {
@@ -312,6 +322,8 @@ extension CacheStore {
             if !eviction.removed.isEmpty || !eviction.partialFiles.isEmpty {
                 generation.bump { old, new in memory.noteOwnWrite(old: old, new: new) }
             }
+            // Under the index lock, before any caller resumes: no read of this process serves an evicted key.
+            forgetEvicted(eviction)
             if within {
                 outcomes = outcomes.map { outcome in
                     outcome.map { CommitOutcome(oldBlob: $0.oldBlob, idlePartial: $0.idlePartial, overLimit: false) }

@@ -97,17 +97,24 @@ extension CacheStore {
     }
 
     /// The file part of a sweep, once its transaction committed: deletes the removed rows' blob files and the
-    /// dropped partials' files, and the removed keys from the memory tier.
-    func finishEviction(_ eviction: Eviction) {
+    /// dropped partials' files, and (when `removingFromMemory`; a batch's sweep did that under the index lock)
+    /// the removed keys from the memory tier.
+    func finishEviction(_ eviction: Eviction, removingFromMemory: Bool = true) {
         for item in eviction.removed {
             if let blob = item.blobID { files.removeBlob(blob) }
         }
         for file in eviction.partialFiles { files.removeTemporary(file) }
         if !eviction.removed.isEmpty {
-            let keys = Set(eviction.removed.map(\.key))
-            memory.remove { keys.contains($0) }
+            if removingFromMemory { forgetEvicted(eviction) }
             log("trimmed \(eviction.removed.count) entr\(eviction.removed.count == 1 ? "y" : "ies")")
         }
+    }
+
+    /// Removes the keys of `eviction`'s rows from the memory tier.
+    func forgetEvicted(_ eviction: Eviction) {
+        guard !eviction.removed.isEmpty else { return }
+        let keys = Set(eviction.removed.map(\.key))
+        memory.remove { keys.contains($0) }
     }
 
     /// Deletes unpinned rows other than `keeping`, oldest access first, until the totals are within the limits.
@@ -115,7 +122,8 @@ extension CacheStore {
         var removed: [RemovedRow] = []
         var totals = try index.totals()
         while isOverLimit(totals) {
-            let batch = try index.lruBatch(limit: 64).filter { !keeping.contains($0.info.key) }
+            // Enough rows that the kept ones (a batch's, as recent as any) cannot fill the page by themselves.
+            let batch = try index.lruBatch(limit: 64 + keeping.count).filter { !keeping.contains($0.info.key) }
             if batch.isEmpty { break }
             for row in batch {
                 guard isOverLimit(totals) else { break }

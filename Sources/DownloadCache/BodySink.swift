@@ -78,8 +78,8 @@ final class BodySink: @unchecked Sendable {
 
     /// A new name in the cache's private directory (the system temporary directory when it cannot be made).
     private static func privateFileURL(_ privateDownloads: PrivateDirectory) -> URL {
-        let directory = privateDownloads.url() ?? FileManager.default.temporaryDirectory
-        return directory.appendingPathComponent("download-" + UUID().uuidString)
+        privateDownloads.newFileURL()
+            ?? FileManager.default.temporaryDirectory.appendingPathComponent(privateDownloads.filePrefix + UUID().uuidString)
     }
 
     /// The sink of a resumed partial: `writer`'s file, open after its verified prefix. The transfer may append at

@@ -3,36 +3,46 @@ import Foundation
 import Synchronization
 
 /// A directory of this process in the system temporary directory, `<prefix>XXXXXX` made with `mkdtemp` on first
-/// use (mode 0700, checked to be a directory of this user with no access for others), holding files named
-/// `<filePrefix>…`; deleted with everything in it by ``remove()`` or `deinit`.
+/// use (mode 0700, opened without following a link and checked to be a directory of this user with no access for
+/// others), holding files named `<filePrefix>…`; deleted with everything in it by ``remove()`` or `deinit`.
 ///
 /// A process killed before it removes its directory (SIGKILL, a crash, the second-signal exit) leaves it behind,
-/// so the directory is held with an exclusive `flock` while it exists, and the first creation by each instance
-/// removes the directories of its prefix that no live process holds (``removeStale(prefix:filePrefix:in:now:)``).
+/// so the directory is held with an exclusive `flock` while it exists and, once that lock is held, marked with
+/// the empty file ``lockedMarker``; the first creation by each instance removes the marked directories of its
+/// prefix whose lock no live process holds (``removeStale(prefix:filePrefix:in:now:)``). A directory whose lock
+/// could not be taken is never marked, so no sweep takes it for a dead one.
 package final class PrivateDirectory: Sendable {
-    /// Seconds a directory of the prefix must have been unchanged before a sweep may remove it when no process
-    /// holds it: covers the instant between `mkdtemp` and the owner's lock, and directories of processes that
-    /// could not lock (a file system without `flock`, whose sweeps cannot lock either and so remove nothing).
+    /// Seconds a directory of the prefix must have been unchanged before a sweep may remove it even when no
+    /// process holds its lock: a margin for `flock` emulations that do not see other machines' locks.
     package static let staleAge: Double = 60
-    /// At most this many directories of the prefix are examined by one sweep.
+    /// At most this many directories of the prefix owned by this user are examined by one sweep.
     package static let sweepLimit = 256
+    /// At most this many names of the parent directory are read by one sweep.
+    package static let listingLimit = 100_000
+    /// The file an owner creates in its directory once it holds the directory's lock.
+    package static let lockedMarker = ".dlcache-locked"
+
+    /// Why the directory could not be made.
+    package struct Failure: Error, CustomStringConvertible, Sendable {
+        package var description: String
+    }
 
     private struct State {
-        var path: String?
-        /// The directory's descriptor, holding its `flock`; -1 when none is open.
-        var lock: Int32 = -1
+        /// The directory's path and its descriptor (holding its `flock`); nil when none is made.
+        var made: (path: String, fd: Int32)?
         var swept = false
     }
 
+    /// How the names of the files this directory holds begin; a sweep deletes only those (and the marker).
+    package let filePrefix: String
     private let prefix: String
-    private let filePrefix: String
     private let parent: String?
     private let clock: @Sendable () -> Double
     private let state = Mutex(State())
 
     /// - Parameters:
     ///   - prefix: the directory's name before mkdtemp's six random characters.
-    ///   - filePrefix: how the names of the files this directory holds begin; a sweep deletes only those.
+    ///   - filePrefix: how the names of the files put in it begin (``newFileURL()`` makes such names).
     ///   - parent: where the directory is made; nil means the system temporary directory (`TMPDIR`).
     ///   - clock: seconds since 1970, for the sweep's ``staleAge``.
     package init(prefix: String, filePrefix: String, parent: String? = nil,
@@ -50,59 +60,102 @@ package final class PrivateDirectory: Sendable {
     /// The directory, created now (after a sweep of stale ones, the first time) when it does not exist yet; nil
     /// when it cannot be created.
     package func url() -> URL? {
-        path().map { URL(fileURLWithPath: $0, isDirectory: true) }
+        (try? path()).map { URL(fileURLWithPath: $0, isDirectory: true) }
+    }
+
+    /// A new file name in the directory: `<directory>/<filePrefix><UUID>`; nil when the directory cannot be made.
+    package func newFileURL() -> URL? {
+        url()?.appendingPathComponent(filePrefix + UUID().uuidString)
     }
 
     /// ``url()`` as a path.
-    package func path() -> String? {
-        state.withLock { state -> String? in
-            if let existing = state.path, cs_access(existing, 1) == 0 { return existing }
-            if state.lock >= 0 {
-                _ = cs_close(state.lock)
-                state.lock = -1
+    /// - Throws: ``Failure`` saying why the directory cannot be made (mkdtemp's error, or what was found there).
+    package func path() throws(Failure) -> String {
+        try state.withLock { (state: inout State) throws(Failure) -> String in
+            if let made = state.made {
+                if cs_access(made.path, 1) == 0 { return made.path }
+                _ = cs_close(made.fd)
+                state.made = nil
             }
             let parent = self.parent ?? FileManager.default.temporaryDirectory.standardizedFileURL.path
             if !state.swept {
                 state.swept = true
                 Self.removeStale(prefix: prefix, filePrefix: filePrefix, in: parent, now: clock())
             }
-            var buffer = [CChar](repeating: 0, count: 4096)
-            guard cs_make_private_directory(parent, prefix, &buffer, buffer.count) == 0 else { return nil }
-            let made = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            let fd = cs_open_directory(made)
-            var info = cs_file_info()
-            guard fd >= 0, cs_stat_fd(fd, &info) == 0, info.kind == CS_KIND_DIRECTORY.rawValue,
-                  info.owner == cs_user_id(), info.permissions & 0o077 == 0 else {
-                if fd >= 0 { _ = cs_close(fd) }
-                _ = rmdir(made)
-                return nil
-            }
-            // Held until remove(): a sweep by another process (or instance) sees the directory is in use. Where
-            // the file system refuses flock the directory is used unlocked; sweeps there cannot lock it either.
-            _ = cs_lock(fd, CS_LOCK_EXCLUSIVE, 0)
-            state.path = made
-            state.lock = fd
-            return made
+            let made = try Self.make(prefix: prefix, in: parent)
+            state.made = made
+            return made.path
         }
     }
 
-    /// Deletes the directory and its contents (nothing when it was never created), then releases its lock.
-    package func remove() {
-        let (existing, lock) = state.withLock { state -> (String?, Int32) in
-            defer { state.path = nil; state.lock = -1 }
-            return (state.path, state.lock)
+    /// Makes `<parent>/<prefix>XXXXXX`, opens it (no link followed), checks it, locks it and marks it locked.
+    private static func make(prefix: String, in parent: String) throws(Failure) -> (path: String, fd: Int32) {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        guard cs_make_private_directory(parent, prefix, &buffer, buffer.count) == 0 else {
+            throw Failure(description: "cannot create a private directory in \(parent): \(ErrorWords.systemMessage(Int(cs_errno())))")
         }
-        if let existing { try? FileManager.default.removeItem(atPath: existing) }
-        if lock >= 0 { _ = cs_close(lock) }
+        let path = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let name = (path as NSString).lastPathComponent
+        let parentFD = cs_open_directory(parent)
+        guard parentFD >= 0 else {
+            throw Failure(description: "cannot open \(parent): \(ErrorWords.systemMessage(Int(cs_errno())))")
+        }
+        defer { _ = cs_close(parentFD) }
+        let fd = cs_open_directory_at(parentFD, name)
+        var info = cs_file_info()
+        guard fd >= 0, cs_stat_fd(fd, &info) == 0, info.kind == CS_KIND_DIRECTORY.rawValue,
+              info.owner == cs_user_id(), info.permissions & 0o077 == 0 else {
+            if fd >= 0 { _ = cs_close(fd) }
+            _ = cs_remove_directory_at(parentFD, name)
+            throw Failure(description: "\(path) is not the private directory mkdtemp made")
+        }
+        // Held until remove(); marked only once held, so a directory whose lock failed is never swept.
+        if cs_lock(fd, CS_LOCK_EXCLUSIVE, 0) == 0 {
+            let marker = cs_open_file_at(fd, lockedMarker, CS_OPEN_WRITE, CS_OPEN_CREATE_NEW, 0o600)
+            if marker >= 0 { _ = cs_close(marker) }
+        }
+        return (path, fd)
+    }
+
+    /// Deletes the directory and its contents (nothing when it was never created), then releases its lock. The
+    /// files are deleted through the directory's descriptor, so a name swapped for a link since is not followed.
+    package func remove() {
+        guard let made = state.withLock({ state -> (path: String, fd: Int32)? in
+            defer { state.made = nil }
+            return state.made
+        }) else { return }
+        Self.removeContents(of: made.fd) { _ in true }
+        let parent = (made.path as NSString).deletingLastPathComponent
+        let parentFD = cs_open_directory(parent)
+        if parentFD >= 0 {
+            _ = cs_remove_directory_at(parentFD, (made.path as NSString).lastPathComponent)
+            _ = cs_close(parentFD)
+        }
+        _ = cs_close(made.fd)
+    }
+
+    /// Unlinks the entries of the directory `fd` (at most ``listingLimit``) that `deleting` accepts and that are
+    /// not directories (a symbolic link itself, never what it points to).
+    private static func removeContents(of fd: Int32, _ deleting: (String) -> Bool) {
+        guard let listing = cs_listing_open_at(fd, ".") else { return }
+        var names: [String] = []
+        while names.count < listingLimit, let next = cs_listing_next(listing) { names.append(String(cString: next)) }
+        cs_listing_close(listing)
+        for name in names where deleting(name) {
+            var info = cs_file_info()
+            guard cs_stat_at(fd, name, &info) == 0, info.kind != CS_KIND_DIRECTORY.rawValue else { continue }
+            _ = cs_unlink_at(fd, name)
+        }
     }
 
     /// Removes the directories `<prefix>XXXXXX` (six letters or digits, as mkdtemp makes them) in `parent` that a
     /// process of this user left behind: a directory (not a symbolic link) owned by this user with no access for
-    /// others, unchanged for ``staleAge`` seconds before `now` (seconds since 1970), whose exclusive `flock` can be
-    /// taken at once (a live owner holds it; the kernel releases it when the owner dies). Inside, only regular
-    /// files and symbolic links whose names begin with `filePrefix` are deleted (a link itself, never what it
-    /// points to), and the directory only when that leaves it empty: nothing this library did not name is
-    /// touched. Examines at most ``sweepLimit`` directories.
+    /// others, marked with ``lockedMarker``, unchanged for ``staleAge`` seconds before `now` (seconds since 1970),
+    /// whose exclusive `flock` can be taken at once (a live owner holds it; the kernel releases it when the owner
+    /// dies). Inside, only entries whose names begin with `filePrefix` and that are not directories are deleted (a
+    /// symbolic link itself, never what it points to), then the marker, and the directory only when that leaves it empty:
+    /// nothing this library did not name is touched. Reads at most ``listingLimit`` names of `parent` and examines
+    /// at most ``sweepLimit`` directories of this user.
     /// - Returns: how many directories were removed; 0 when `parent` cannot be listed.
     @discardableResult
     package static func removeStale(prefix: String, filePrefix: String, in parent: String, now: Double) -> Int {
@@ -110,45 +163,50 @@ package final class PrivateDirectory: Sendable {
         guard parentFD >= 0 else { return 0 }
         defer { _ = cs_close(parentFD) }
         guard let listing = cs_listing_open_at(parentFD, ".") else { return 0 }
-        var candidates: [String] = []
-        while candidates.count < sweepLimit, let next = cs_listing_next(listing) {
+        var candidates: [(name: String, info: cs_file_info)] = []
+        var read = 0
+        while read < listingLimit, candidates.count < sweepLimit, let next = cs_listing_next(listing) {
+            read += 1
             let name = String(cString: next)
-            if isMkdtempName(name, prefix: prefix) { candidates.append(name) }
+            var info = cs_file_info()
+            guard isMkdtempName(name, prefix: prefix), cs_stat_at(parentFD, name, &info) == 0,
+                  info.kind == CS_KIND_DIRECTORY.rawValue, info.owner == cs_user_id(),
+                  info.permissions & 0o077 == 0 else { continue }
+            candidates.append((name, info))
         }
         cs_listing_close(listing)
-        return candidates.reduce(0) { $0 + (removeIfStale($1, in: parentFD, filePrefix: filePrefix, now: now) ? 1 : 0) }
+        var removed = 0
+        for candidate in candidates where removeIfStale(candidate.name, candidate.info, in: parentFD,
+                                                         filePrefix: filePrefix, now: now) {
+            removed += 1
+        }
+        return removed
     }
 
     /// Whether `name` is `prefix` followed by exactly six ASCII letters or digits.
     static func isMkdtempName(_ name: String, prefix: String) -> Bool {
         guard name.hasPrefix(prefix) else { return false }
         let suffix = name.utf8.dropFirst(prefix.utf8.count)
-        return suffix.count == 6 && suffix.allSatisfy { (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) }
+        return suffix.count == 6 && suffix.allSatisfy { byte in
+            (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+        }
     }
 
-    /// ``removeStale(prefix:filePrefix:in:now:)`` for one directory `name` inside `parentFD`.
-    private static func removeIfStale(_ name: String, in parentFD: Int32, filePrefix: String, now: Double) -> Bool {
-        var named = cs_file_info()
-        guard cs_stat_at(parentFD, name, &named) == 0, named.kind == CS_KIND_DIRECTORY.rawValue,
-              named.owner == cs_user_id(), named.permissions & 0o077 == 0,
-              Double(max(named.modified_ns, named.changed_ns)) / 1e9 < now - staleAge else { return false }
+    /// ``removeStale(prefix:filePrefix:in:now:)`` for the directory `name` inside `parentFD`, which `named` (its
+    /// lstat) says is a 0700 directory of this user.
+    private static func removeIfStale(_ name: String, _ named: cs_file_info, in parentFD: Int32, filePrefix: String,
+                                      now: Double) -> Bool {
+        guard Double(max(named.modified_ns, named.changed_ns)) / 1e9 < now - staleAge else { return false }
         let fd = cs_open_directory_at(parentFD, name)
         guard fd >= 0 else { return false }
         defer { _ = cs_close(fd) }
         var opened = cs_file_info()
+        var marker = cs_file_info()
         guard cs_stat_fd(fd, &opened) == 0, opened.device == named.device, opened.inode == named.inode,
+              cs_stat_at(fd, lockedMarker, &marker) == 0, marker.kind == CS_KIND_REGULAR.rawValue,
               cs_lock(fd, CS_LOCK_EXCLUSIVE, 0) == 0 else { return false }
-        if let listing = cs_listing_open_at(fd, ".") {
-            var names: [String] = []
-            while names.count < 100_000, let next = cs_listing_next(listing) { names.append(String(cString: next)) }
-            cs_listing_close(listing)
-            for entry in names where entry.hasPrefix(filePrefix) {
-                var info = cs_file_info()
-                guard cs_stat_at(fd, entry, &info) == 0,
-                      info.kind == CS_KIND_REGULAR.rawValue || info.kind == CS_KIND_SYMLINK.rawValue else { continue }
-                _ = cs_unlink_at(fd, entry)
-            }
-        }
+        removeContents(of: fd) { $0.hasPrefix(filePrefix) }
+        _ = cs_unlink_at(fd, lockedMarker)
         return cs_remove_directory_at(parentFD, name) == 0
     }
 }

@@ -4,9 +4,10 @@ import Foundation
 import Testing
 
 /// A process killed before it removes its private temporary directory (`dlcache-downloads-XXXXXX`,
-/// `dlcache-driver-XXXXXX`) leaves it behind; the next instance that makes one removes the directories no live
-/// process holds, and nothing else: not a held one, a young one, a symbolic link, another user's, one with other
-/// permissions, a name mkdtemp did not make, or a file the library did not name.
+/// `dlcache-driver-XXXXXX`) leaves it behind; the next instance that makes one removes the directories marked as
+/// locked that no live process holds, and nothing else: not a held one, an unmarked one (its owner could not lock
+/// it), a young one, a symbolic link, another user's, one with other permissions, a name mkdtemp did not make, or
+/// a file the library did not name.
 @Suite struct PrivateDirectoriesLeftByKilledProcessesAreRemovedTests {
     let prefix = "dlcache-downloads-"
     let filePrefix = "download-"
@@ -17,13 +18,16 @@ import Testing
         return parent
     }
 
-    /// A directory as a dead process leaves it: `parent/name`, mode 0700, with `files` in it.
+    /// A directory as a dead process leaves it: `parent/name`, mode 0700, with `files` in it and, when `marked`,
+    /// the marker its owner made once it held the lock.
     @discardableResult
-    func leftover(_ parent: URL, _ name: String, files: [String] = ["download-1", "download-2"]) throws -> URL {
+    func leftover(_ parent: URL, _ name: String, files: [String] = ["download-1", "download-2"],
+                  marked: Bool = true) throws -> URL {
         let directory = parent.appendingPathComponent(name)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false,
                                                 attributes: [.posixPermissions: 0o700])
         for file in files { try Data("partial body".utf8).write(to: directory.appendingPathComponent(file)) }
+        if marked { try Data().write(to: directory.appendingPathComponent(PrivateDirectory.lockedMarker)) }
         return directory
     }
 
@@ -49,13 +53,13 @@ import Testing
         let offset = PrivateDirectory.staleAge + 5
         let directory = PrivateDirectory(prefix: prefix, filePrefix: filePrefix, parent: parent.path,
                                          clock: { Date().timeIntervalSince1970 + offset })
-        let made = try #require(directory.path())
+        let made = try directory.path()
         #expect(!exists(first), "removed by the first creation")
         #expect(made.hasPrefix(parent.path + "/" + prefix) && exists(URL(fileURLWithPath: made)))
         // Made again after its directory vanished: no second sweep.
         let second = try leftover(parent, prefix + "bbbbbb")
         try FileManager.default.removeItem(atPath: made)
-        let again = try #require(directory.path())
+        let again = try directory.path()
         #expect(again != made && exists(second))
         directory.remove()
         #expect(!exists(URL(fileURLWithPath: again)))
@@ -65,7 +69,7 @@ import Testing
         let parent = try makeParent()
         defer { try? FileManager.default.removeItem(at: parent) }
         let live = PrivateDirectory(prefix: prefix, filePrefix: filePrefix, parent: parent.path)
-        let path = try #require(live.path())
+        let path = try live.path()
         try Data("in use".utf8).write(to: URL(fileURLWithPath: path).appendingPathComponent("download-x"))
         #expect(PrivateDirectory.removeStale(prefix: prefix, filePrefix: filePrefix, in: parent.path, now: later) == 0)
         #expect(FileManager.default.fileExists(atPath: path + "/download-x"))
@@ -99,6 +103,47 @@ import Testing
         holder.waitUntilExit()
         #expect(PrivateDirectory.removeStale(prefix: prefix, filePrefix: filePrefix, in: parent.path, now: later) == 1)
         #expect(!exists(left))
+    }
+
+    @Test func anUnmarkedDirectoryIsKept() throws {
+        let parent = try makeParent()
+        defer { try? FileManager.default.removeItem(at: parent) }
+        let left = try leftover(parent, prefix + "n0Mark", marked: false)
+        #expect(PrivateDirectory.removeStale(prefix: prefix, filePrefix: filePrefix, in: parent.path, now: later) == 0)
+        #expect(exists(left.appendingPathComponent("download-1")))
+    }
+
+    @Test func aMadeDirectoryIsMarkedOnlyOnceLockedAndRemovedThroughItsDescriptor() throws {
+        let parent = try makeParent()
+        defer { try? FileManager.default.removeItem(at: parent) }
+        let directory = PrivateDirectory(prefix: prefix, filePrefix: filePrefix, parent: parent.path)
+        let path = try directory.path()
+        #expect(FileManager.default.fileExists(atPath: path + "/" + PrivateDirectory.lockedMarker))
+        let file = try #require(directory.newFileURL())
+        #expect(file.lastPathComponent.hasPrefix(filePrefix) && file.deletingLastPathComponent().path == path)
+        try Data("body".utf8).write(to: file)
+        // Another descriptor cannot take the lock while the directory lives.
+        let other = cs_open_directory(path)
+        defer { _ = cs_close(other) }
+        #expect(other >= 0 && cs_lock(other, CS_LOCK_EXCLUSIVE, 0) != 0)
+        directory.remove()
+        #expect(!exists(URL(fileURLWithPath: path)) && !exists(file))
+    }
+
+    /// Listing order is the file system's: with eight times the sweep's quota of another user's directories,
+    /// ours comes after the first quota's worth in most runs, so counting theirs would leave it.
+    @Test func anotherUsersDirectoriesDoNotUseUpTheSweep() throws {
+        let parent = try makeParent()
+        defer { try? FileManager.default.removeItem(at: parent) }
+        let ours = try leftover(parent, prefix + "zzzzzz")
+        if getuid() == 0 {
+            for i in 0..<(PrivateDirectory.sweepLimit * 8) {
+                let foreign = try leftover(parent, prefix + String(format: "f%05d", i), files: [])
+                #expect(chown(foreign.path, 12_345, 12_345) == 0)
+            }
+        }
+        #expect(PrivateDirectory.removeStale(prefix: prefix, filePrefix: filePrefix, in: parent.path, now: later) == 1)
+        #expect(!exists(ours))
     }
 
     @Test func aYoungDirectoryIsKept() throws {
