@@ -42,6 +42,24 @@ package enum PlatformIntegration {
         #endif
     }
 
+    /// The system temporary directory as a path without a trailing `/`, for the library's private directories:
+    /// - Apple platforms: `FileManager.temporaryDirectory` (the per-user directory `confstr` names);
+    /// - elsewhere: `$TMPDIR` when it is an absolute path, else `/tmp` — an empty or relative `TMPDIR` is
+    ///   ignored, as POSIX utilities do, rather than read as `/` or as a place that moves with the working
+    ///   directory.
+    /// `environment` is the process environment (passed in so tests can set it).
+    package static func temporaryDirectory(environment: [String: String]) -> String {
+        #if canImport(Darwin)
+        _ = environment
+        var path = FileManager.default.temporaryDirectory.standardizedFileURL.path
+        #else
+        var path = "/tmp"
+        if let tmpdir = environment["TMPDIR"], tmpdir.hasPrefix("/") { path = tmpdir }
+        #endif
+        while path.count > 1, path.hasSuffix("/") { path.removeLast() }
+        return path
+    }
+
     /// Gives the directory at `url` the platform's cache attributes: the data-protection class `protection`
     /// (`nil` = leave the inherited class; Apple's data-protection platforms only) and, when
     /// `excludedFromBackup`, the exclude-from-backup flag (`URLResourceValues.isExcludedFromBackup`: iCloud and

@@ -79,7 +79,8 @@ final class BodySink: @unchecked Sendable {
     /// A new name in the cache's private directory (the system temporary directory when it cannot be made).
     private static func privateFileURL(_ privateDownloads: PrivateDirectory) -> URL {
         privateDownloads.newFileURL()
-            ?? FileManager.default.temporaryDirectory.appendingPathComponent(privateDownloads.filePrefix + UUID().uuidString)
+            ?? URL(fileURLWithPath: PlatformIntegration.temporaryDirectory(environment: ProcessInfo.processInfo.environment),
+                   isDirectory: true).appendingPathComponent(privateDownloads.filePrefix + UUID().uuidString)
     }
 
     /// The sink of a resumed partial: `writer`'s file, open after its verified prefix. The transfer may append at

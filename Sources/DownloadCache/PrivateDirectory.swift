@@ -1,3 +1,4 @@
+import CacheStore
 import CacheSystem
 import Foundation
 import Synchronization
@@ -43,7 +44,8 @@ package final class PrivateDirectory: Sendable {
     /// - Parameters:
     ///   - prefix: the directory's name before mkdtemp's six random characters.
     ///   - filePrefix: how the names of the files put in it begin (``newFileURL()`` makes such names).
-    ///   - parent: where the directory is made; nil means the system temporary directory (`TMPDIR`).
+    ///   - parent: where the directory is made; nil means the system temporary directory
+    ///     (`PlatformIntegration.temporaryDirectory(environment:)`).
     ///   - clock: seconds since 1970, for the sweep's ``staleAge``.
     package init(prefix: String, filePrefix: String, parent: String? = nil,
                  clock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
@@ -77,7 +79,7 @@ package final class PrivateDirectory: Sendable {
                 _ = cs_close(made.fd)
                 state.made = nil
             }
-            let parent = self.parent ?? FileManager.default.temporaryDirectory.standardizedFileURL.path
+            let parent = self.parent ?? PlatformIntegration.temporaryDirectory(environment: ProcessInfo.processInfo.environment)
             if !state.swept {
                 state.swept = true
                 Self.removeStale(prefix: prefix, filePrefix: filePrefix, in: parent, now: clock())
@@ -207,6 +209,9 @@ package final class PrivateDirectory: Sendable {
               cs_lock(fd, CS_LOCK_EXCLUSIVE, 0) == 0 else { return false }
         removeContents(of: fd) { $0.hasPrefix(filePrefix) }
         _ = cs_unlink_at(fd, lockedMarker)
+        // The name must still be the directory emptied (a process of this user may have renamed another there).
+        var now = cs_file_info()
+        guard cs_stat_at(parentFD, name, &now) == 0, now.device == opened.device, now.inode == opened.inode else { return false }
         return cs_remove_directory_at(parentFD, name) == 0
     }
 }

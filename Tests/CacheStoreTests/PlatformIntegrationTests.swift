@@ -18,6 +18,14 @@ import Testing
         #expect(PlatformIntegration.cachesDirectory(environment: ["XDG_CACHE_HOME": "relative/dir"]).path == home)
         #expect(PlatformIntegration.cachesDirectory(environment: [:]).path == home)
     }
+
+    @Test func theTemporaryDirectoryIsAnAbsoluteTMPDIRElseTmp() {
+        #expect(PlatformIntegration.temporaryDirectory(environment: ["TMPDIR": "/var/tmp/me/"]) == "/var/tmp/me")
+        #expect(PlatformIntegration.temporaryDirectory(environment: ["TMPDIR": ""]) == "/tmp")
+        #expect(PlatformIntegration.temporaryDirectory(environment: ["TMPDIR": "relative"]) == "/tmp")
+        #expect(PlatformIntegration.temporaryDirectory(environment: [:]) == "/tmp")
+        #expect(PlatformIntegration.temporaryDirectory(environment: ["TMPDIR": "/"]) == "/")
+    }
     #endif
 
     @Test(arguments: [nil] + FileProtection.allCases.map { Optional($0) })
