@@ -1,0 +1,176 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The installed nginx serving a document root on a free port of 127.0.0.1, over HTTPS with HTTP/2 offered by
+/// ALPN (a test CA made with the openssl command; trust `caFile`), logging every request as
+/// `<connection serial> <protocol> <status> <uri>` to ``accessLog()``. Every file is served with
+/// `Cache-Control: max-age=600`. Stopped by ``stop()`` (SIGTERM, waited for at most 5 s).
+public final class NginxServer: @unchecked Sendable {
+    /// The directory holding the config, the CA and certificate, the logs and `www/` (removed by ``stop()``).
+    public let directory: URL
+    public let port: Int
+    private let process: Process
+
+    /// The nginx binary, or nil when nginx is not installed (`Scripts/bootstrap.sh` installs it).
+    public static var binary: String? {
+        ["/usr/sbin/nginx", "/usr/bin/nginx"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    /// The CA certificate that signed the server's certificate (PEM).
+    public var caFile: String { directory.appendingPathComponent("ca.pem").path }
+
+    /// The document root.
+    public var documentRoot: URL { directory.appendingPathComponent("www", isDirectory: true) }
+
+    /// `https://127.0.0.1:<port><path>`.
+    public func url(_ path: String) -> String { "https://127.0.0.1:\(port)\(path)" }
+
+    /// Makes the CA and certificate, writes the document root with `populate`, starts nginx and waits (at most
+    /// 5 s) until it accepts connections.
+    /// - Throws: ``NginxError`` when nginx is not installed, openssl fails or nginx does not start.
+    public init(populate: (URL) throws -> Void) throws {
+        guard let binary = Self.binary else { throw NginxError("nginx is not installed (Scripts/bootstrap.sh installs it)") }
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-nginx-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent("www"), withIntermediateDirectories: true)
+        do {
+            try Self.makeCertificates(in: directory)
+            try populate(directory.appendingPathComponent("www"))
+            var started: (Process, Int)?
+            for _ in 0..<3 where started == nil {   // another program may take the free port first
+                let port = try Self.freePort()
+                try Self.config(directory: directory, port: port)
+                    .write(to: directory.appendingPathComponent("nginx.conf"), atomically: true, encoding: .utf8)
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: binary)
+                process.arguments = ["-p", directory.path, "-c", directory.appendingPathComponent("nginx.conf").path]
+                process.standardOutput = FileHandle.nullDevice
+                process.standardError = FileHandle.nullDevice
+                try process.run()
+                for _ in 0..<500 where started == nil {   // ≤ 5 s
+                    if Self.canConnect(port) { started = (process, port) }
+                    if !process.isRunning { break }
+                    usleep(10_000)
+                }
+                if started == nil, process.isRunning { process.terminate(); process.waitUntilExit() }
+            }
+            guard let started else {
+                let log = (try? String(contentsOf: directory.appendingPathComponent("error.log"), encoding: .utf8)) ?? ""
+                throw NginxError("nginx did not start: \(log)")
+            }
+            (process, port) = started
+        } catch {
+            try? FileManager.default.removeItem(at: directory)
+            throw error
+        }
+    }
+
+    /// The lines of the access log so far.
+    public func accessLog() -> [String] {
+        let text = (try? String(contentsOf: directory.appendingPathComponent("access.log"), encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").map(String.init)
+    }
+
+    /// Stops nginx and removes ``directory``.
+    public func stop() {
+        if process.isRunning {
+            process.terminate()
+            let deadline = Date().addingTimeInterval(5)
+            while process.isRunning, Date() < deadline { usleep(10_000) }
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        }
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    private static func config(directory: URL, port: Int) -> String {
+        let root = directory.path
+        return """
+        worker_processes 1;
+        daemon off;
+        pid \(root)/nginx.pid;
+        error_log \(root)/error.log warn;
+        events { worker_connections 256; }
+        http {
+            log_format connections '$connection $server_protocol $status $uri';
+            access_log \(root)/access.log connections;
+            client_body_temp_path \(root)/body;
+            proxy_temp_path \(root)/proxy;
+            fastcgi_temp_path \(root)/fastcgi;
+            uwsgi_temp_path \(root)/uwsgi;
+            scgi_temp_path \(root)/scgi;
+            server {
+                listen 127.0.0.1:\(port) ssl http2;
+                ssl_certificate \(root)/server.pem;
+                ssl_certificate_key \(root)/server.key;
+                root \(root)/www;
+                location / { add_header Cache-Control "max-age=600"; }
+            }
+        }
+        """
+    }
+
+    /// A CA (`ca.pem`) and a certificate for 127.0.0.1 and localhost signed by it (`server.pem`, `server.key`).
+    private static func makeCertificates(in directory: URL) throws {
+        func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
+        let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+        try openssl(["req", "-x509"] + ec + ["-keyout", path("ca.key"), "-out", path("ca.pem"), "-days", "2",
+                     "-subj", "/CN=dlcache nginx test CA", "-addext", "basicConstraints=critical,CA:TRUE",
+                     "-addext", "keyUsage=critical,keyCertSign,cRLSign"])
+        try openssl(["req"] + ec + ["-keyout", path("server.key"), "-out", path("server.csr"), "-subj", "/CN=127.0.0.1"])
+        try "subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n"
+            .write(toFile: path("server.ext"), atomically: true, encoding: .utf8)
+        try openssl(["x509", "-req", "-in", path("server.csr"), "-CA", path("ca.pem"), "-CAkey", path("ca.key"),
+                     "-CAcreateserial", "-out", path("server.pem"), "-days", "2", "-extfile", path("server.ext")])
+    }
+
+    private static func openssl(_ arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["openssl"] + arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw NginxError("openssl \(arguments.first ?? "") failed") }
+    }
+
+    private static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw NginxError("socket failed") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else { throw NginxError("bind failed") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    private static func canConnect(_ port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        return withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+    }
+}
+
+/// nginx or openssl could not be set up.
+public struct NginxError: Error, CustomStringConvertible {
+    public var description: String
+    init(_ description: String) { self.description = description }
+}
