@@ -178,10 +178,14 @@ extension CurlTransport {
         check(dlc_easy_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "http,https"), "PROTOCOLS_STR")
         check(dlc_easy_setopt_string(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"), "REDIR_PROTOCOLS_STR")
         check(dlc_easy_setopt_long(easy, CURLOPT_PATH_AS_IS, 1), "PATH_AS_IS")
-        // As `curl --parallel` does: a transfer to an origin whose connection is being set up waits to learn
-        // whether it multiplexes (HTTP/2, offered by ALPN) and then runs as one of its streams, instead of
-        // opening a connection of its own; an HTTP/1.1 origin still gets up to the per-host connection limit.
-        check(dlc_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1), "PIPEWAIT")
+        // As `curl --parallel` does, over TLS: a transfer to an origin whose connection is being set up waits to
+        // learn whether it multiplexes (HTTP/2, offered by ALPN, known once the handshake ends) and then runs as
+        // one of its streams instead of opening a connection of its own; an HTTP/1.1 origin still gets up to the
+        // per-host connection limit. Not for plain http, where libcurl learns it only from the first response's
+        // status line, so a slow response would hold back every other request to that origin.
+        if request.url.scheme?.lowercased() == "https" {
+            check(dlc_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1), "PIPEWAIT")
+        }
         check(dlc_easy_setopt_long(easy, CURLOPT_HTTP_CONTENT_DECODING, 0), "HTTP_CONTENT_DECODING")
         check(dlc_easy_setopt_write_callback(easy, CURLOPT_HEADERFUNCTION, curlHeaderCallback), "HEADERFUNCTION")
         check(dlc_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, transfer.userData), "HEADERDATA")

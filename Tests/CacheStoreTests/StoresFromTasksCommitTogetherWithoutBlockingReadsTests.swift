@@ -41,7 +41,9 @@ import Testing
                     }
                 }
             }
-            let deadline = Date().addingTimeInterval(10)
+            // Reached in milliseconds when idle; a full parallel test run on 2 cores can keep tasks waiting for a
+            // cooperative thread for tens of seconds.
+            let deadline = Date().addingTimeInterval(90)
             while store.commitQueue.count < expected, Date() < deadline { try? await Task.sleep(for: .milliseconds(1)) }
             #expect(store.commitQueue.count == expected, "not every row was queued while the index was held")
             held.release()
@@ -299,7 +301,7 @@ final class IndexHeld: Sendable {
         Thread { [go] in
             _ = try? store.withIndex { (_: StoreIndex) throws(CacheStoreError) in
                 holding.signal()
-                _ = go.wait(timeout: .now() + 30)
+                _ = go.wait(timeout: .now() + 120)
             }
         }.start()
         guard holding.wait(timeout: .now() + 10) == .success else {
