@@ -87,13 +87,14 @@ extension DownloadCache {
     /// body arrives; nil when it could not be resumed later (see the type's comment) or is not storable.
     func partialRegistration(_ head: TransportResponseHead, original: CacheRequest, options: RequestOptions,
                              requestTime: Date) -> (key: StoreKey, metadata: Data)? {
-        guard head.status == 200, head.decodedContentEncoding == nil, options.writeToCache, !store.isReadOnly else { return nil }
+        guard head.status == 200, head.decodedContentEncoding == nil, options.writeToCache, !store.isReadOnly,
+              // The length first: most responses are too small to resume, and it costs less than storability.
+              let length = RFC9110.completeLength(head.headers), length >= Self.smallestResumableBytes,
+              length <= store.configuration.partialByteLimit ?? .max else { return nil }
         let response = CacheResponse(status: head.status, headers: head.headers)
         guard RFC9111.storability(request: original, response: response, mode: configuration.mode,
                                   ignoreServerCacheControl: options.ignoreServerCacheControl,
                                   targetedFields: configuration.effectiveTargetedFields).isStorable,
-              let length = RFC9110.completeLength(head.headers), length >= Self.smallestResumableBytes,
-              length <= store.configuration.partialByteLimit ?? .max,
               let secondary = RFC9111.secondaryKey(vary: head.headers, request: original.headers, secret: keySecret) else {
             return nil
         }
