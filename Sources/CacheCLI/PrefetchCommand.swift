@@ -152,7 +152,7 @@ package enum PrefetchCommand: Command {
     /// Reads one decoded line (1-based `number`): skipped when blank or a comment, else a URL or an invalid line.
     private static func parseLine(_ raw: String, number: Int, into list: inout URLList) {
         // The usual line, printable ASCII without white space, has nothing to trim and no trailing comment: no
-        // Unicode property lookups for it (they were 2 % of the CPU of a 2,000-URL prefetch).
+        // Unicode property lookups for it (they cost about 2 % of the CPU of a 2,000-URL prefetch).
         if !raw.isEmpty, raw.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) {
             if raw.utf8.first == UInt8(ascii: "#") { return }
             do {

@@ -913,11 +913,19 @@ int cs_spawn(const char *path, char *const argv[], char *const envp[], int input
             posix_spawn_file_actions_adddup2(&actions, sources[target], target);
         }
     }
-#ifdef __APPLE__
-    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_CLOEXEC_DEFAULT);
-#elif defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
+#if !defined(__APPLE__) && defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
     posix_spawn_file_actions_addclosefrom_np(&actions, 3);
 #endif
+    // The child starts with no signal blocked, as from a shell: a thread of this process (a dispatch worker, say)
+    // may block signals, and a child inheriting that mask ignores SIGTERM or misses SIGCHLD (a shell's `wait`).
+    sigset_t none;
+    sigemptyset(&none);
+    posix_spawnattr_setsigmask(&attributes, &none);
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK
+#ifdef __APPLE__
+                             | POSIX_SPAWN_CLOEXEC_DEFAULT
+#endif
+                             );
     pid_t child = 0;
     int result = posix_spawn(&child, path, &actions, &attributes, argv, envp);
     posix_spawnattr_destroy(&attributes);

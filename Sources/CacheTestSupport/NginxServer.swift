@@ -8,12 +8,13 @@ import Darwin
 /// The installed nginx serving a document root on a free port of 127.0.0.1, over HTTPS with HTTP/2 offered by
 /// ALPN (a test CA made with the openssl command; trust `caFile`), logging every request as
 /// `<connection serial> <protocol> <status> <uri>` to ``accessLog()``. Every file is served with
-/// `Cache-Control: max-age=600`. Stopped by ``stop()`` (SIGTERM, waited for at most 5 s).
-public final class NginxServer: @unchecked Sendable {
+/// `Cache-Control: max-age=600`. nginx runs as one process (`master_process off`) under a shell that kills it
+/// when its standard input closes, so ``stop()`` — or the end of the test process, however it ends — stops it.
+public final class NginxServer: Sendable {
     /// The directory holding the config, the CA and certificate, the logs and `www/` (removed by ``stop()``).
     public let directory: URL
     public let port: Int
-    private let process: Process
+    private let process: ChildProcess
 
     /// The nginx binary, or nil when nginx is not installed (`Scripts/bootstrap.sh` installs it).
     public static var binary: String? {
@@ -39,23 +40,28 @@ public final class NginxServer: @unchecked Sendable {
         do {
             try Self.makeCertificates(in: directory)
             try populate(directory.appendingPathComponent("www"))
-            var started: (Process, Int)?
+            var started: (ChildProcess, Int)?
             for _ in 0..<3 where started == nil {   // another program may take the free port first
                 let port = try Self.freePort()
-                try Self.config(directory: directory, port: port)
-                    .write(to: directory.appendingPathComponent("nginx.conf"), atomically: true, encoding: .utf8)
-                let process = Process()
-                process.executableURL = URL(fileURLWithPath: binary)
-                process.arguments = ["-p", directory.path, "-c", directory.appendingPathComponent("nginx.conf").path]
-                process.standardOutput = FileHandle.nullDevice
-                process.standardError = FileHandle.nullDevice
-                try process.run()
+                let config = directory.appendingPathComponent("nginx.conf")
+                try Self.config(directory: directory, port: port).write(to: config, atomically: true, encoding: .utf8)
+                try? FileManager.default.removeItem(at: directory.appendingPathComponent("nginx.pid"))
+                // nginx in the background of a shell that kills it once its standard input reaches end of file.
+                // SIGKILL: a child spawned from a thread of this process may inherit a mask that blocks SIGTERM,
+                // and nginx without a master process never unblocks it.
+                let watcher = #"trap 'kill -9 $n 2>/dev/null; exit 0' TERM; "$0" "$@" & n=$!; read _; kill -9 $n 2>/dev/null; wait $n"#
+                let process = try ChildProcess(["/bin/sh", "-c", watcher, binary, "-p", directory.path, "-c", config.path],
+                                               stdout: .discard, stderr: .discard)
                 for _ in 0..<500 where started == nil {   // ≤ 5 s
-                    if Self.canConnect(port) { started = (process, port) }
-                    if !process.isRunning { break }
+                    // The pid file says it is our nginx that listens, not another program on the port.
+                    if FileManager.default.fileExists(atPath: directory.appendingPathComponent("nginx.pid").path),
+                       Self.canConnect(port) {
+                        started = (process, port)
+                    }
+                    if process.wait(timeout: .zero) != nil { break }
                     usleep(10_000)
                 }
-                if started == nil, process.isRunning { process.terminate(); process.waitUntilExit() }
+                if started == nil { _ = process.stop() }
             }
             guard let started else {
                 let log = (try? String(contentsOf: directory.appendingPathComponent("error.log"), encoding: .utf8)) ?? ""
@@ -74,21 +80,29 @@ public final class NginxServer: @unchecked Sendable {
         return text.split(separator: "\n").map(String.init)
     }
 
-    /// Stops nginx and removes ``directory``.
+    /// Stops nginx (its shell's standard input closed, then the shell itself killed after 5 s) and removes
+    /// ``directory``.
     public func stop() {
-        if process.isRunning {
-            process.terminate()
-            let deadline = Date().addingTimeInterval(5)
-            while process.isRunning, Date() < deadline { usleep(10_000) }
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        }
+        _ = process.stop(grace: .seconds(5))
         try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// The lines of the access log once it has at least `count` of them, or after `timeout` seconds (nginx writes
+    /// a request's line once its response is sent, which a client may see before that).
+    public func accessLog(atLeast count: Int, timeout: TimeInterval = 10) -> [String] {
+        let deadline = Date().addingTimeInterval(timeout)
+        var lines = accessLog()
+        while lines.count < count, Date() < deadline {
+            usleep(10_000)
+            lines = accessLog()
+        }
+        return lines
     }
 
     private static func config(directory: URL, port: Int) -> String {
         let root = directory.path
         return """
-        worker_processes 1;
+        master_process off;
         daemon off;
         pid \(root)/nginx.pid;
         error_log \(root)/error.log warn;
@@ -127,14 +141,10 @@ public final class NginxServer: @unchecked Sendable {
     }
 
     private static func openssl(_ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["openssl"] + arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw NginxError("openssl \(arguments.first ?? "") failed") }
+        let outcome = try ChildProcess.runBlocking(["/usr/bin/env", "openssl"] + arguments, timeout: .seconds(60))
+        guard outcome.status == 0 else {
+            throw NginxError("openssl \(arguments.first ?? "") failed: \(outcome.errorOutput)")
+        }
     }
 
     private static func freePort() throws -> Int {

@@ -16,7 +16,7 @@ package final class PrivateDirectory: Sendable {
     /// Seconds a directory of the prefix must have been unchanged before a sweep may remove it even when no
     /// process holds its lock: a margin for `flock` emulations that do not see other machines' locks.
     package static let staleAge: Double = 60
-    /// At most this many directories of the prefix owned by this user are examined by one sweep.
+    /// At most this many marked directories of the prefix owned by this user are examined by one sweep.
     package static let sweepLimit = 256
     /// At most this many names of the parent directory are read by one sweep.
     package static let listingLimit = 100_000
@@ -73,16 +73,24 @@ package final class PrivateDirectory: Sendable {
     /// ``url()`` as a path.
     /// - Throws: ``Failure`` saying why the directory cannot be made (mkdtemp's error, or what was found there).
     package func path() throws(Failure) -> String {
-        try state.withLock { (state: inout State) throws(Failure) -> String in
+        let parent = self.parent ?? PlatformIntegration.temporaryDirectory(environment: ProcessInfo.processInfo.environment)
+        let sweeps = state.withLock { state -> Bool in
+            defer { state.swept = true }
+            return !state.swept && state.made == nil
+        }
+        // Outside the lock: a sweep lists the parent directory, which may be large.
+        if sweeps { Self.removeStale(prefix: prefix, filePrefix: filePrefix, in: parent, now: clock()) }
+        return try state.withLock { (state: inout State) throws(Failure) -> String in
             if let made = state.made {
-                if cs_access(made.path, 1) == 0 { return made.path }
+                // Still the directory held (a name deleted and replaced, by a link or anything else, is not).
+                var named = cs_file_info()
+                var held = cs_file_info()
+                if cs_stat_at(cs_current_directory(), made.path, &named) == 0, named.kind == CS_KIND_DIRECTORY.rawValue,
+                   cs_stat_fd(made.fd, &held) == 0, named.device == held.device, named.inode == held.inode {
+                    return made.path
+                }
                 _ = cs_close(made.fd)
                 state.made = nil
-            }
-            let parent = self.parent ?? PlatformIntegration.temporaryDirectory(environment: ProcessInfo.processInfo.environment)
-            if !state.swept {
-                state.swept = true
-                Self.removeStale(prefix: prefix, filePrefix: filePrefix, in: parent, now: clock())
             }
             let made = try Self.make(prefix: prefix, in: parent)
             state.made = made
@@ -100,7 +108,9 @@ package final class PrivateDirectory: Sendable {
         let name = (path as NSString).lastPathComponent
         let parentFD = cs_open_directory(parent)
         guard parentFD >= 0 else {
-            throw Failure(description: "cannot open \(parent): \(ErrorWords.systemMessage(Int(cs_errno())))")
+            let reason = ErrorWords.systemMessage(Int(cs_errno()))
+            _ = rmdir(path)
+            throw Failure(description: "cannot open \(parent): \(reason)")
         }
         defer { _ = cs_close(parentFD) }
         let fd = cs_open_directory_at(parentFD, name)
@@ -127,10 +137,15 @@ package final class PrivateDirectory: Sendable {
             return state.made
         }) else { return }
         Self.removeContents(of: made.fd) { _ in true }
-        let parent = (made.path as NSString).deletingLastPathComponent
-        let parentFD = cs_open_directory(parent)
+        let parentFD = cs_open_directory((made.path as NSString).deletingLastPathComponent)
         if parentFD >= 0 {
-            _ = cs_remove_directory_at(parentFD, (made.path as NSString).lastPathComponent)
+            let name = (made.path as NSString).lastPathComponent
+            var named = cs_file_info()
+            var held = cs_file_info()
+            if cs_stat_at(parentFD, name, &named) == 0, cs_stat_fd(made.fd, &held) == 0,
+               named.device == held.device, named.inode == held.inode {
+                _ = cs_remove_directory_at(parentFD, name)
+            }
             _ = cs_close(parentFD)
         }
         _ = cs_close(made.fd)
@@ -171,9 +186,12 @@ package final class PrivateDirectory: Sendable {
             read += 1
             let name = String(cString: next)
             var info = cs_file_info()
+            var marker = cs_file_info()
             guard isMkdtempName(name, prefix: prefix), cs_stat_at(parentFD, name, &info) == 0,
                   info.kind == CS_KIND_DIRECTORY.rawValue, info.owner == cs_user_id(),
-                  info.permissions & 0o077 == 0 else { continue }
+                  info.permissions & 0o077 == 0,
+                  cs_stat_at(parentFD, name + "/" + lockedMarker, &marker) == 0,
+                  marker.kind == CS_KIND_REGULAR.rawValue else { continue }
             candidates.append((name, info))
         }
         cs_listing_close(listing)
@@ -208,10 +226,14 @@ package final class PrivateDirectory: Sendable {
               cs_stat_at(fd, lockedMarker, &marker) == 0, marker.kind == CS_KIND_REGULAR.rawValue,
               cs_lock(fd, CS_LOCK_EXCLUSIVE, 0) == 0 else { return false }
         removeContents(of: fd) { $0.hasPrefix(filePrefix) }
-        _ = cs_unlink_at(fd, lockedMarker)
         // The name must still be the directory emptied (a process of this user may have renamed another there).
         var now = cs_file_info()
         guard cs_stat_at(parentFD, name, &now) == 0, now.device == opened.device, now.inode == opened.inode else { return false }
-        return cs_remove_directory_at(parentFD, name) == 0
+        _ = cs_unlink_at(fd, lockedMarker)
+        if cs_remove_directory_at(parentFD, name) == 0 { return true }
+        // Not empty (files the library did not name): marked again, so a later sweep still finds it.
+        let remarked = cs_open_file_at(fd, lockedMarker, CS_OPEN_WRITE, CS_OPEN_CREATE_NEW, 0o600)
+        if remarked >= 0 { _ = cs_close(remarked) }
+        return false
     }
 }

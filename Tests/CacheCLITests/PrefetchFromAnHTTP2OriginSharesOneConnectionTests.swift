@@ -22,7 +22,7 @@ struct PrefetchFromAnHTTP2OriginSharesOneConnectionTests {
 
         let first = await cli.run(["prefetch", "--cacert", nginx.caFile, "--concurrency", "6", list.path])
         #expect(first.code == 0, "\(first.err)")
-        let log = nginx.accessLog()
+        let log = nginx.accessLog(atLeast: Self.count)
         #expect(log.count == Self.count, "\(log)")
         #expect(log.allSatisfy { $0.contains(" HTTP/2.0 200 ") }, "\(log)")
         let connections = Set(log.compactMap { $0.split(separator: " ").first })

@@ -1,5 +1,6 @@
 @testable import DownloadCache
 import CacheSystem
+import CacheTestSupport
 import Foundation
 import Testing
 
@@ -82,25 +83,19 @@ import Testing
         defer { try? FileManager.default.removeItem(at: parent) }
         let left = try leftover(parent, prefix + "K1lled")
         // Another process holds the directory's flock, as a live owner does; SIGKILL releases it.
-        let holder = Process()
-        holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        holder.arguments = ["python3", "-c", """
+        let holder = try ChildProcess(["/usr/bin/env", "python3", "-c", """
             import fcntl, os, sys, time
             fd = os.open(sys.argv[1], os.O_RDONLY)
             fcntl.flock(fd, fcntl.LOCK_EX)
             print("held", flush=True)
             time.sleep(60)
-            """, left.path]
-        let output = Pipe()
-        holder.standardOutput = output
-        try holder.run()
-        defer { if holder.isRunning { kill(holder.processIdentifier, SIGKILL) } }
-        let line = output.fileHandleForReading.readData(ofLength: 5)
+            """, left.path], stdout: .pipe)
+        defer { _ = holder.killAndReap() }
+        let line = try #require(holder.stdout).readData(ofLength: 5)
         #expect(String(decoding: line, as: UTF8.self) == "held\n")
         #expect(PrivateDirectory.removeStale(prefix: prefix, filePrefix: filePrefix, in: parent.path, now: later) == 0)
         #expect(exists(left.appendingPathComponent("download-1")))
-        kill(holder.processIdentifier, SIGKILL)
-        holder.waitUntilExit()
+        _ = holder.killAndReap()
         #expect(PrivateDirectory.removeStale(prefix: prefix, filePrefix: filePrefix, in: parent.path, now: later) == 1)
         #expect(!exists(left))
     }
@@ -132,18 +127,49 @@ import Testing
 
     /// Listing order is the file system's: with eight times the sweep's quota of another user's directories,
     /// ours comes after the first quota's worth in most runs, so counting theirs would leave it.
-    @Test func anotherUsersDirectoriesDoNotUseUpTheSweep() throws {
+    @Test(.enabled(if: getuid() == 0, "needs root to make another user's directories"))
+    func anotherUsersDirectoriesDoNotUseUpTheSweep() throws {
         let parent = try makeParent()
         defer { try? FileManager.default.removeItem(at: parent) }
         let ours = try leftover(parent, prefix + "zzzzzz")
-        if getuid() == 0 {
-            for i in 0..<(PrivateDirectory.sweepLimit * 8) {
-                let foreign = try leftover(parent, prefix + String(format: "f%05d", i), files: [])
-                #expect(chown(foreign.path, 12_345, 12_345) == 0)
-            }
+        for i in 0..<(PrivateDirectory.sweepLimit * 8) {
+            let foreign = try leftover(parent, prefix + String(format: "f%05d", i), files: [])
+            #expect(chown(foreign.path, 12_345, 12_345) == 0)
         }
         #expect(PrivateDirectory.removeStale(prefix: prefix, filePrefix: filePrefix, in: parent.path, now: later) == 1)
         #expect(!exists(ours))
+    }
+
+    /// As ``anotherUsersDirectoriesDoNotUseUpTheSweep()``, with unmarked directories of this user.
+    @Test func unmarkedDirectoriesDoNotUseUpTheSweep() throws {
+        let parent = try makeParent()
+        defer { try? FileManager.default.removeItem(at: parent) }
+        let ours = try leftover(parent, prefix + "zzzzzz")
+        for i in 0..<(PrivateDirectory.sweepLimit * 8) {
+            try leftover(parent, prefix + String(format: "u%05d", i), files: [], marked: false)
+        }
+        #expect(PrivateDirectory.removeStale(prefix: prefix, filePrefix: filePrefix, in: parent.path, now: later) == 1)
+        #expect(!exists(ours))
+    }
+
+    @Test func aDirectoryReplacedByALinkIsNotUsed() throws {
+        let parent = try makeParent()
+        defer { try? FileManager.default.removeItem(at: parent) }
+        let victim = parent.appendingPathComponent("victim")
+        try FileManager.default.createDirectory(at: victim, withIntermediateDirectories: false,
+                                                attributes: [.posixPermissions: 0o700])
+        let directory = PrivateDirectory(prefix: prefix, filePrefix: filePrefix, parent: parent.path)
+        defer { directory.remove() }
+        let first = try directory.path()
+        try FileManager.default.removeItem(atPath: first)
+        try FileManager.default.createSymbolicLink(atPath: first, withDestinationPath: victim.path)
+        let second = try directory.path()
+        #expect(second != first)
+        var info = cs_file_info()
+        #expect(cs_stat_at(cs_current_directory(), second, &info) == 0 && info.kind == CS_KIND_DIRECTORY.rawValue)
+        directory.remove()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: victim.path).isEmpty)
+        #expect(exists(URL(fileURLWithPath: first)), "the link is left alone")
     }
 
     @Test func aYoungDirectoryIsKept() throws {
@@ -164,6 +190,7 @@ import Testing
         #expect(PrivateDirectory.removeStale(prefix: prefix, filePrefix: filePrefix, in: parent.path, now: later) == 0)
         #expect(!exists(left.appendingPathComponent("download-1")))
         #expect(exists(left.appendingPathComponent("notes.txt")) && exists(left.appendingPathComponent("download-dir")))
+        #expect(exists(left.appendingPathComponent(PrivateDirectory.lockedMarker)), "marked again for a later sweep")
     }
 
     @Test func aSymbolicLinkIsNeitherFollowedNorRemoved() throws {

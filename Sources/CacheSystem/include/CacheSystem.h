@@ -279,7 +279,8 @@ int cs_pipe(int fds[2]);
 /// Starts the program at `path` (posix_spawn) with `argv` and `envp` (NULL-terminated) as a child whose
 /// descriptors 0, 1 and 2 are `input`, `output` and `error` (-1: /dev/null) and which inherits no other
 /// descriptor of this process (Linux: posix_spawn_file_actions_addclosefrom_np, glibc 2.34 and later; Apple
-/// platforms: POSIX_SPAWN_CLOEXEC_DEFAULT), so a test's sockets and pipes never stay open in a child.
+/// platforms: POSIX_SPAWN_CLOEXEC_DEFAULT), so a test's sockets and pipes never stay open in a child; it starts
+/// with no signal blocked (POSIX_SPAWN_SETSIGMASK), whatever the calling thread blocks.
 /// 0 with the child's process id in `*pid`, or -1.
 int cs_spawn(const char *path, char *const argv[], char *const envp[], int input, int output, int error, int32_t *pid);
 
