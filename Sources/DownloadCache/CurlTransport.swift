@@ -182,7 +182,8 @@ extension CurlTransport {
         // learn whether it multiplexes (HTTP/2, offered by ALPN, known once the handshake ends) and then runs as
         // one of its streams instead of opening a connection of its own; an HTTP/1.1 origin still gets up to the
         // per-host connection limit. Not for plain http, where libcurl learns it only from the first response's
-        // status line, so a slow response would hold back every other request to that origin.
+        // status line, so a slow response would hold back every other request to that origin. The option belongs
+        // to the transfer, so a redirect from https to plain http keeps it (and one the other way goes without).
         if request.url.scheme?.lowercased() == "https" {
             check(dlc_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1), "PIPEWAIT")
         }
