@@ -341,7 +341,7 @@ final class BenchOrigin: Sendable {
         let www = root.appendingPathComponent("www")
         try FileManager.default.createDirectory(at: www, withIntermediateDirectories: true)
         try populate(www)
-        let port = try freePort()
+        let port = try LoopbackPort.free()
         let config = """
         worker_processes 1;
         daemon off;
@@ -374,7 +374,7 @@ final class BenchOrigin: Sendable {
         process.standardError = FileHandle.nullDevice
         try process.run()
         for _ in 0..<200 {   // bounded: ≤ 2 s
-            if canConnect(port) {
+            if LoopbackPort.accepts(port) {
                 return BenchOrigin(name: "nginx", baseURL: "http://127.0.0.1:\(port)", bigPath: bigPath,
                                    nginx: process, python: nil, root: root)
             }
@@ -384,36 +384,5 @@ final class BenchOrigin: Sendable {
         process.terminate()
         try? FileManager.default.removeItem(at: root)
         throw BenchError(description: "nginx did not start")
-    }
-
-    private static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw BenchError(description: "socket failed") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        guard bound else { throw BenchError(description: "bind failed") }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
-    private static func canConnect(_ port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
-        return withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
     }
 }

@@ -42,7 +42,7 @@ public final class NginxServer: Sendable {
             try populate(directory.appendingPathComponent("www"))
             var started: (ChildProcess, Int)?
             for _ in 0..<3 where started == nil {   // another program may take the free port first
-                let port = try Self.freePort()
+                let port = try LoopbackPort.free()
                 let config = directory.appendingPathComponent("nginx.conf")
                 try Self.config(directory: directory, port: port).write(to: config, atomically: true, encoding: .utf8)
                 try? FileManager.default.removeItem(at: directory.appendingPathComponent("nginx.pid"))
@@ -55,7 +55,7 @@ public final class NginxServer: Sendable {
                 for _ in 0..<500 where started == nil {   // ≤ 5 s
                     // The pid file says it is our nginx that listens, not another program on the port.
                     if FileManager.default.fileExists(atPath: directory.appendingPathComponent("nginx.pid").path),
-                       Self.canConnect(port) {
+                       LoopbackPort.accepts(port) {
                         started = (process, port)
                     }
                     if process.wait(timeout: .zero) != nil { break }
@@ -144,37 +144,6 @@ public final class NginxServer: Sendable {
         let outcome = try ChildProcess.runBlocking(["/usr/bin/env", "openssl"] + arguments, timeout: .seconds(60))
         guard outcome.status == 0 else {
             throw NginxError("openssl \(arguments.first ?? "") failed: \(outcome.errorOutput)")
-        }
-    }
-
-    private static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw NginxError("socket failed") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        guard bound else { throw NginxError("bind failed") }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
-    private static func canConnect(_ port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
-        return withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
         }
     }
 }

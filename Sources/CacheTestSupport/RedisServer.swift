@@ -49,7 +49,7 @@ public final class RedisServer: @unchecked Sendable {
         self.directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("dlcache-redis-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        self.port = try Self.freePort()
+        self.port = try LoopbackPort.free()
         try start()
     }
 
@@ -94,7 +94,7 @@ public final class RedisServer: @unchecked Sendable {
         // Listening is enough (no persistence: nothing to load). A TCP connect, not a redis-cli per try: every
         // child process costs descriptors and time in the test process.
         while Date() < deadline {
-            if Self.accepts(port) { return }
+            if LoopbackPort.accepts(port) { return }
             usleep(20_000)
         }
         throw RedisServerError(description: "redis-server on port \(port) did not listen within 10 s")
@@ -161,49 +161,5 @@ public final class RedisServer: @unchecked Sendable {
     /// - Throws: ``RedisServerError`` as ``cli(_:stdin:)``.
     public func keys(_ pattern: String = "*") throws -> [String] {
         try cli(["--raw", "KEYS", pattern]).split(separator: "\n").map(String.init).filter { !$0.isEmpty }.sorted()
-    }
-
-    /// Whether something accepts TCP connections on 127.0.0.1:`port`.
-    private static func accepts(_ port: Int) -> Bool {
-        #if canImport(Glibc)
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-        let fd = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
-    }
-
-    /// A free TCP port on 127.0.0.1 (bound to port 0, read back, closed).
-    private static func freePort() throws -> Int {
-        #if canImport(Glibc)
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-        let fd = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
-        guard fd >= 0 else { throw RedisServerError(description: "socket() failed") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw -> Int32 in
-                guard bind(fd, raw, length) == 0 else { return -1 }
-                return getsockname(fd, raw, &length)
-            }
-        }
-        guard bound == 0 else { throw RedisServerError(description: "cannot bind a free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }
