@@ -32,13 +32,17 @@ final class CurlEventLoop: @unchecked Sendable {
     private let connectionCount = Atomic<Int>(0)
 
     /// Creates the multi handle and starts the loop thread; `nil` when libcurl cannot create a multi handle.
-    /// - Parameter maxConnectionsPerHost: parallel connections per host; further transfers wait in libcurl.
-    init?(maxConnectionsPerHost: Int) {
+    /// - Parameters:
+    ///   - maxConnectionsPerHost: parallel connections per host; further transfers wait in libcurl.
+    ///   - multiplexing: whether transfers may share an HTTP/2 connection as streams (libcurl's default);
+    ///     false gives every transfer a connection of its own.
+    init?(maxConnectionsPerHost: Int, multiplexing: Bool = true) {
         _ = CurlEventLoop.globalInit
         guard let multi = curl_multi_init() else { return nil }
         self.multi = multi
         _ = dlc_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, max(1, maxConnectionsPerHost))
         _ = dlc_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, max(8, maxConnectionsPerHost * 4))
+        if !multiplexing { _ = dlc_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_NOTHING)) }
         let thread = Thread { [self] in self.run() }
         thread.name = "dlcache.curl"
         thread.start()

@@ -55,6 +55,10 @@ public final class CurlTransport: HTTPTransport, Sendable {
     /// answers from the cache never starts them (nor initialises libcurl and its TLS library). `nil` inside
     /// `.made` when libcurl could not create a multi handle.
     private let loopState = Mutex<LoopState>(.notMade)
+    /// The loop of paced transfers (``TransportRequest/maxReceiveBytesPerSecond``), made on first use: its own
+    /// connections, never multiplexed. libcurl 7.88 paces a transfer by not reading its connection, so a paced
+    /// stream on a shared HTTP/2 connection held back every other stream of it until the paced one had ended.
+    private let pacedLoopState = Mutex<LoopState>(.notMade)
 
     private enum LoopState {
         case notMade
@@ -84,23 +88,33 @@ public final class CurlTransport: HTTPTransport, Sendable {
 
     deinit {
         if case .made(let loop) = loopState.withLock({ $0 }) { loop?.shutdown() }
+        if case .made(let loop) = pacedLoopState.withLock({ $0 }) { loop?.shutdown() }
     }
 
-    /// The event loop, made on first use.
-    private var loop: CurlEventLoop? {
-        loopState.withLock { state in
-            if case .made(let loop) = state { return loop }
-            let loop = CurlEventLoop(maxConnectionsPerHost: maxConnectionsPerHost)
-            state = .made(loop)
-            return loop
+    /// The event loop of `request`, made on first use: the paced loop for a paced request, else the shared one.
+    private func loop(for request: TransportRequest) -> CurlEventLoop? {
+        let limit = maxConnectionsPerHost
+        if (request.maxReceiveBytesPerSecond ?? 0) > 0 {
+            return pacedLoopState.withLock { state in Self.loop(in: &state, limit: limit, multiplexing: false) }
         }
+        return loopState.withLock { state in Self.loop(in: &state, limit: limit, multiplexing: true) }
+    }
+
+    /// The loop `state` holds, made now when there is none yet.
+    private static func loop(in state: inout LoopState, limit: Int, multiplexing: Bool) -> CurlEventLoop? {
+        if case .made(let loop) = state { return loop }
+        let loop = CurlEventLoop(maxConnectionsPerHost: limit, multiplexing: multiplexing)
+        state = .made(loop)
+        return loop
     }
 
     /// Connections opened so far by finished transfers (kept-alive reuse keeps this well below the number
     /// of requests); for tests and diagnostics.
     public var connectionsOpened: Int {
-        if case .made(let loop) = loopState.withLock({ $0 }) { return loop?.connectionsOpened ?? 0 }
-        return 0
+        var total = 0
+        if case .made(let loop) = loopState.withLock({ $0 }) { total += loop?.connectionsOpened ?? 0 }
+        if case .made(let loop) = pacedLoopState.withLock({ $0 }) { total += loop?.connectionsOpened ?? 0 }
+        return total
     }
 
     /// Sends `request` and streams the body into `bodyFile`; see ``HTTPTransport/send(_:bodyFile:events:)``.
@@ -118,7 +132,7 @@ public final class CurlTransport: HTTPTransport, Sendable {
                      events: TransportEvents) async throws(TransportError) -> TransportResponse {
         // libcurl.so.4 is loaded by the first request's first libcurl call (CCurl.h); it may be missing.
         if let failure = dlc_curl_load_error() { throw TransportError.other(String(cString: failure)) }
-        guard let loop else { throw TransportError.other("libcurl could not create a multi handle") }
+        guard let loop = loop(for: request) else { throw TransportError.other("libcurl could not create a multi handle") }
         let scheme = request.url.scheme?.lowercased() ?? ""
         guard scheme == "http" || scheme == "https" else {
             throw TransportError.other("unsupported URL scheme '\(scheme)' (http and https only)")
@@ -184,7 +198,8 @@ extension CurlTransport {
         // per-host connection limit. Not for plain http, where libcurl learns it only from the first response's
         // status line, so a slow response would hold back every other request to that origin. The option belongs
         // to the transfer, so a redirect from https to plain http keeps it (and one the other way goes without).
-        if request.url.scheme?.lowercased() == "https" {
+        // (A paced transfer runs on a loop that never multiplexes: nothing to wait for.)
+        if !paced, request.url.scheme?.lowercased() == "https" {
             check(dlc_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1), "PIPEWAIT")
         }
         check(dlc_easy_setopt_long(easy, CURLOPT_HTTP_CONTENT_DECODING, 0), "HTTP_CONTENT_DECODING")
