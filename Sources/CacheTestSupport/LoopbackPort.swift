@@ -9,6 +9,7 @@ import Darwin
 public enum LoopbackPort {
     /// A port could not be found.
     public struct Failure: Error, CustomStringConvertible {
+        /// What failed, in words.
         public var description: String
     }
 

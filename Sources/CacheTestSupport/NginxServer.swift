@@ -13,6 +13,7 @@ import Darwin
 public final class NginxServer: Sendable {
     /// The directory holding the config, the CA and certificate, the logs and `www/` (removed by ``stop()``).
     public let directory: URL
+    /// The TCP port on 127.0.0.1 nginx listens on.
     public let port: Int
     private let process: ChildProcess
 
@@ -150,6 +151,7 @@ public final class NginxServer: Sendable {
 
 /// nginx or openssl could not be set up.
 public struct NginxError: Error, CustomStringConvertible {
+    /// What failed, in words (nginx's error log when it did not start).
     public var description: String
     init(_ description: String) { self.description = description }
 }
