@@ -39,8 +39,8 @@ final class DriverBodyFiles: Sendable {
     /// Writes `data` to a new private file and returns its path.
     /// - Throws: ``DriverBodyFileError`` when the file cannot be created or written.
     func write(_ data: Data) throws(DriverBodyFileError) -> String {
-        let (folder, number) = try directory()
-        let path = folder + "/" + self.folder.filePrefix + "\(number)"
+        let (location, number) = try directory()
+        let path = location + "/" + folder.filePrefix + "\(number)"
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw DriverBodyFileError("cannot create \(path): \(String(cString: strerror(errno)))") }
         defer { close(fd) }

@@ -83,12 +83,7 @@ package final class PrivateDirectory: Sendable {
         return try state.withLock { (state: inout State) throws(Failure) -> String in
             if let made = state.made {
                 // Still the directory held (a name deleted and replaced, by a link or anything else, is not).
-                var named = cs_file_info()
-                var held = cs_file_info()
-                if cs_stat_at(cs_current_directory(), made.path, &named) == 0, named.kind == CS_KIND_DIRECTORY.rawValue,
-                   cs_stat_fd(made.fd, &held) == 0, named.device == held.device, named.inode == held.inode {
-                    return made.path
-                }
+                if Self.name(made.path, in: cs_current_directory(), isTheDirectory: made.fd) { return made.path }
                 _ = cs_close(made.fd)
                 state.made = nil
             }
@@ -122,11 +117,23 @@ package final class PrivateDirectory: Sendable {
             throw Failure(description: "\(path) is not the private directory mkdtemp made")
         }
         // Held until remove(); marked only once held, so a directory whose lock failed is never swept.
-        if cs_lock(fd, CS_LOCK_EXCLUSIVE, 0) == 0 {
-            let marker = cs_open_file_at(fd, lockedMarker, CS_OPEN_WRITE, CS_OPEN_CREATE_NEW, 0o600)
-            if marker >= 0 { _ = cs_close(marker) }
-        }
+        if cs_lock(fd, CS_LOCK_EXCLUSIVE, 0) == 0 { mark(fd) }
         return (path, fd)
+    }
+
+    /// Creates ``lockedMarker`` in the directory `fd` (nothing when it is there already).
+    private static func mark(_ fd: Int32) {
+        let marker = cs_open_file_at(fd, lockedMarker, CS_OPEN_WRITE, CS_OPEN_CREATE_NEW, 0o600)
+        if marker >= 0 { _ = cs_close(marker) }
+    }
+
+    /// Whether `name` in `parentFD` (or a path, with `cs_current_directory()`) names, without following a link,
+    /// the very directory open as `fd` (same device and inode).
+    private static func name(_ name: String, in parentFD: Int32, isTheDirectory fd: Int32) -> Bool {
+        var named = cs_file_info()
+        var held = cs_file_info()
+        return cs_stat_at(parentFD, name, &named) == 0 && named.kind == CS_KIND_DIRECTORY.rawValue
+            && cs_stat_fd(fd, &held) == 0 && named.device == held.device && named.inode == held.inode
     }
 
     /// Deletes the directory and its contents (nothing when it was never created), then releases its lock. The
@@ -140,12 +147,7 @@ package final class PrivateDirectory: Sendable {
         let parentFD = cs_open_directory((made.path as NSString).deletingLastPathComponent)
         if parentFD >= 0 {
             let name = (made.path as NSString).lastPathComponent
-            var named = cs_file_info()
-            var held = cs_file_info()
-            if cs_stat_at(parentFD, name, &named) == 0, cs_stat_fd(made.fd, &held) == 0,
-               named.device == held.device, named.inode == held.inode {
-                _ = cs_remove_directory_at(parentFD, name)
-            }
+            if Self.name(name, in: parentFD, isTheDirectory: made.fd) { _ = cs_remove_directory_at(parentFD, name) }
             _ = cs_close(parentFD)
         }
         _ = cs_close(made.fd)
@@ -227,13 +229,11 @@ package final class PrivateDirectory: Sendable {
               cs_lock(fd, CS_LOCK_EXCLUSIVE, 0) == 0 else { return false }
         removeContents(of: fd) { $0.hasPrefix(filePrefix) }
         // The name must still be the directory emptied (a process of this user may have renamed another there).
-        var now = cs_file_info()
-        guard cs_stat_at(parentFD, name, &now) == 0, now.device == opened.device, now.inode == opened.inode else { return false }
+        guard self.name(name, in: parentFD, isTheDirectory: fd) else { return false }
         _ = cs_unlink_at(fd, lockedMarker)
         if cs_remove_directory_at(parentFD, name) == 0 { return true }
         // Not empty (files the library did not name): marked again, so a later sweep still finds it.
-        let remarked = cs_open_file_at(fd, lockedMarker, CS_OPEN_WRITE, CS_OPEN_CREATE_NEW, 0o600)
-        if remarked >= 0 { _ = cs_close(remarked) }
+        mark(fd)
         return false
     }
 }
