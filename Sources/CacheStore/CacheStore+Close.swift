@@ -55,7 +55,7 @@ extension CacheStore {
                 // outcome of a batch, and their blob files can no longer be deleted once the store is closed.
                 let queued = commitQueue.takeBatchForDrain(all: true)
                 if !queued.isEmpty { runBatch(queued, index: index, atClose: true) }
-                for (key, time) in dirty { index.pendingTouches[key] = max(index.pendingTouches[key] ?? 0, time) }
+                index.addPendingTouches(dirty)
                 let unsyncedWAL = onlyRead ? writeAccountingUnsynced(index) : nil
                 if unsyncedWAL == nil {
                     do {
@@ -202,7 +202,7 @@ extension CacheStore {
         else { return }
         let dirty = memory.takeDirty()
         try? withIndex { (index: StoreIndex) throws(CacheStoreError) in
-            for (key, time) in dirty { index.pendingTouches[key] = max(index.pendingTouches[key] ?? 0, time) }
+            index.addPendingTouches(dirty)
             index.db.setBusyTimeout(0)
             defer { index.db.setBusyTimeout(configuration.busyTimeout) }
             try writeAccounting(index)

@@ -169,7 +169,7 @@ extension CacheStore {
         let dirty = memory.takeDirty()
         do {
             let ran = try withIndex { (index: StoreIndex) throws(CacheStoreError) -> (batch: [PendingCommit], eviction: Eviction?)? in
-                for (key, time) in dirty { index.pendingTouches[key] = max(index.pendingTouches[key] ?? 0, time) }
+                index.addPendingTouches(dirty)
                 // A batch runs and finishes its commits under this lock: `pending` is done or still queued.
                 guard !pending.isDone else { return nil }
                 let batch = commitQueue.takeBatch(including: pending)
@@ -223,7 +223,7 @@ extension CacheStore {
         let dirty = memory.takeDirty()
         do {
             let turn = try withIndex { (index: StoreIndex) throws(CacheStoreError) -> (finished: [PendingCommit], more: Bool, eviction: Eviction?)? in
-                for (key, time) in dirty { index.pendingTouches[key] = max(index.pendingTouches[key] ?? 0, time) }
+                index.addPendingTouches(dirty)
                 let batch = commitQueue.takeBatchForDrain()
                 guard !batch.isEmpty else { return nil }
                 let eviction = runBatch(batch, index: index, resumingWaiters: false)

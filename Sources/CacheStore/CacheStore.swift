@@ -240,7 +240,7 @@ public final class CacheStore: Sendable {
         try requireWritable()
         let dirty = memory.takeDirty()
         let value = try withIndex { (index: StoreIndex) throws(CacheStoreError) -> T in
-            for (key, time) in dirty { index.pendingTouches[key] = max(index.pendingTouches[key] ?? 0, time) }
+            index.addPendingTouches(dirty)
             defer { index.invalidateRowCache() }
             let counters = currentCounters()
             let value = try index.db.transaction { () throws(CacheStoreError) -> T in

@@ -559,6 +559,12 @@ final class StoreIndex {
         try s.step()
     }
 
+    /// Adds access times the memory tier recorded (``MemoryTier/takeDirty()``) to the pending ones, keeping the
+    /// later time of a key that has both (seconds since 1970).
+    func addPendingTouches(_ touches: [(StoreKey, Double)]) {
+        for (key, time) in touches { pendingTouches[key] = max(pendingTouches[key] ?? 0, time) }
+    }
+
     /// Writes pending access times (call inside a transaction).
     /// - Throws: `CacheStoreError` from SQLite.
     func flushTouches() throws(CacheStoreError) {
