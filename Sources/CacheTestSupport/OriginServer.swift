@@ -190,7 +190,8 @@ public final class OriginServer: Sendable {
     ///   `etags` makes the n-th request (from 0) see `etags[min(n, count - 1)]` and a generated body shifted by
     ///   that index (a changed representation); `rate` paces a generated body (bytes per second); `endless`
     ///   sends a generated chunked body that never ends; `rangeMode` / `rangeEarly` pick a buggy answer to Range;
-    ///   `claimedLength` announces that `Content-Length` (bytes) whatever is sent, then closes after the body.
+    ///   `claimedLength` announces that `Content-Length` (bytes) whatever is sent, then closes after the body;
+    ///   `holdAfter` stops a generated body after that many bytes until ``release(path:)`` (or 60 s).
     /// - Throws: `OriginError` when the control request fails.
     public func configure(path: String, status: Int = 200, headers: [(String, String)] = [], body: String? = nil,
                           size: Int? = nil, etag: String? = nil, lastModified: String? = nil, delay: Double? = nil,
@@ -199,7 +200,7 @@ public final class OriginServer: Sendable {
                           noContentLength: Bool = false, interim: [(Int, [(String, String)])] = [],
                           notModifiedHeaders: [(String, String)]? = nil, etags: [String] = [], rate: Int? = nil,
                           endless: Bool = false, rangeMode: RangeMode = .honor, rangeEarly: Int? = nil,
-                          claimedLength: Int64? = nil) async throws {
+                          claimedLength: Int64? = nil, holdAfter: Int? = nil) async throws {
         var config: [String: Any] = ["path": path, "status": status, "headers": headers.map { [$0.0, $0.1] }]
         if let body { config["body"] = body }
         if let size { config["size"] = size }
@@ -222,6 +223,7 @@ public final class OriginServer: Sendable {
         if rangeMode != .honor { config["range_mode"] = rangeMode.rawValue }
         if let rangeEarly { config["range_early"] = rangeEarly }
         if let claimedLength { config["claimed_length"] = claimedLength }
+        if let holdAfter { config["hold_after"] = holdAfter }
         let data = try JSONSerialization.data(withJSONObject: config)
         _ = try await control("POST", "/__config", body: data)
     }
@@ -240,6 +242,14 @@ public final class OriginServer: Sendable {
     public func setClockOffset(_ offset: TimeInterval) async throws {
         let data = try JSONSerialization.data(withJSONObject: ["offset": offset])
         _ = try await control("POST", "/__clock", body: data)
+    }
+
+    /// Lets every response of `path` held by `configure(holdAfter:)` send the rest of its body; later responses
+    /// of `path` are not held until it is configured again.
+    /// - Throws: `OriginError` when the control request fails.
+    public func release(path: String) async throws {
+        let data = try JSONSerialization.data(withJSONObject: ["path": path])
+        _ = try await control("POST", "/__release", body: data)
     }
 
     /// Forgets every path config, every counter and the clock offset.
