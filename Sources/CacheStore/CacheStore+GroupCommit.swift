@@ -76,6 +76,37 @@ struct CommitOutcome: Sendable {
     var overLimit: Bool
 }
 
+/// Which synchronous caller of ``CacheStore/groupCommit(_:)`` runs the next batch: one at a time; the callers
+/// arriving while it runs sleep (a condition variable, no spinning) until it ends, then find their row run by its
+/// batch or take the lead for theirs. The async commit writer does not take part: it contends for the index lock
+/// alone, and a row it ran is seen as done here.
+final class SyncLeader: @unchecked Sendable {
+    // `leading` is read and written only with `condition` locked.
+    private let condition = NSCondition()
+    private var leading = false
+
+    /// True when the caller now leads (it must call ``endLeading()``); false, after sleeping until the current
+    /// leader ended (or a spurious wake-up), when another caller leads.
+    func lead() -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        if !leading {
+            leading = true
+            return true
+        }
+        condition.wait()
+        return false
+    }
+
+    /// Ends this caller's lead and wakes every caller waiting for it.
+    func endLeading() {
+        condition.lock()
+        leading = false
+        condition.broadcast()
+        condition.unlock()
+    }
+}
+
 /// Commits waiting for the index writer, oldest first, and whether a drain (``CacheStore/drainBatch()``) is
 /// scheduled to run them.
 final class CommitQueue: Sendable {
@@ -84,6 +115,8 @@ final class CommitQueue: Sendable {
     private let state = Mutex<(waiting: [PendingCommit], draining: Bool)>(([], false))
     /// Transactions run by batches so far (for tests and diagnostics).
     let batchesRun = Atomic<Int>(0)
+    /// The synchronous caller running a batch now, if any (``CacheStore/groupCommit(_:)``).
+    let syncLeader = SyncLeader()
 
     /// Commits waiting now.
     var count: Int { state.withLock { $0.waiting.count } }
@@ -166,9 +199,22 @@ extension CacheStore {
         commitQueue.enqueue(pending)
         // A test hook's pause only (an error it throws is ignored: the row is queued and will be run).
         try? fault("commit-queued")
+        // One synchronous caller at a time runs a batch; the others sleep until it has run (their rows are
+        // likely in it) instead of spinning for the index lock on cores that could be writing bodies.
+        while !commitQueue.syncLeader.lead() {
+            if let outcome = pending.outcome { return try outcome.get() }
+        }
+        // The lead ends as soon as the batch has run (its commits finished), before its files are deleted.
+        var leading = true
+        func endLeading() {
+            if leading { commitQueue.syncLeader.endLeading() }
+            leading = false
+        }
+        defer { endLeading() }
         let dirty = memory.takeDirty()
         do {
             let ran = try withIndex { (index: StoreIndex) throws(CacheStoreError) -> (batch: [PendingCommit], eviction: Eviction?)? in
+                defer { endLeading() }
                 index.addPendingTouches(dirty)
                 // A batch runs and finishes its commits under this lock: `pending` is done or still queued.
                 guard !pending.isDone else { return nil }

@@ -144,6 +144,47 @@ import Testing
         #expect(store.statistics.diskBytes == bytesOnDisk(store))
     }
 
+    /// Synchronous writers sleep while another one runs a batch; a close meanwhile must still let every one of
+    /// them return its row's outcome (committed by the leader's batch or by the close), none waiting forever.
+    @Test func writersWaitingBehindABatchReturnWhenTheStoreCloses() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let store = try CacheStore(configuration: testConfiguration(dir))
+        let results = Mutex<[Int: String]>([:])
+        let group = DispatchGroup()
+        let closer = DispatchGroup()
+        try store.withIndex { (_: StoreIndex) throws(CacheStoreError) in
+            for i in 0..<4 {
+                group.enter()
+                Thread {
+                    do {
+                        try store.store(bytes(20_000, seed: UInt8(i + 1)), metadata: Data(), for: StoreKey(primary: "k\(i)"))
+                        results.withLock { $0[i] = "ok" }
+                    } catch {
+                        results.withLock { $0[i] = "\(error)" }
+                    }
+                    group.leave()
+                }.start()
+            }
+            let deadline = Date().addingTimeInterval(10)
+            while store.commitQueue.count < 4, Date() < deadline { usleep(1_000) }
+            // The close waits for the index too: whichever of it and the leading writer gets it first runs the rows.
+            closer.enter()
+            Thread {
+                store.close()
+                closer.leave()
+            }.start()
+            usleep(20_000)
+        }
+        #expect(group.wait(timeout: .now() + 30) == .success, "a writer still waits")
+        #expect(closer.wait(timeout: .now() + 30) == .success, "the close still waits")
+        #expect(results.withLock { $0 } == [0: "ok", 1: "ok", 2: "ok", 3: "ok"])
+        let reopened = try CacheStore(configuration: testConfiguration(dir))
+        for i in 0..<4 {
+            #expect(reopened.entry(for: StoreKey(primary: "k\(i)"))?.body == bytes(20_000, seed: UInt8(i + 1)))
+        }
+    }
+
     @Test(arguments: [CacheStore.Durability.processCrash, .powerLoss])
     func limitsHoldWhileEightThreadsStore(durability: CacheStore.Durability) throws {
         let dir = TemporaryDirectory()
