@@ -95,7 +95,17 @@ public enum CommandLineTool {
     }
 
     /// Runs the tool with `arguments` (argv, including the program name) in `environment`; returns the exit code.
+    /// A run that succeeded but could not write all of its standard output (the reader went away: `EPIPE`; a
+    /// full disk) exits 23 with one error line, as curl does.
     package static func run(arguments: [String], environment: CommandEnvironment) async -> Int32 {
+        let code = await dispatch(arguments: arguments, environment: environment)
+        let lost = environment.console.stdoutFailure()
+        guard code == exitSuccess, lost != 0 else { return code }
+        environment.console.err("Error: cannot write to standard output: \(ErrorText.systemMessage(lost))")
+        return FailureKind.write.exitCode
+    }
+
+    private static func dispatch(arguments: [String], environment: CommandEnvironment) async -> Int32 {
         let console = environment.console
         let args = Array(arguments.dropFirst())
         guard let first = args.first else {

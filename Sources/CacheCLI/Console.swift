@@ -24,13 +24,18 @@ package struct Console: Sendable {
     /// Writes a response body to standard output: 0, or the `errno` of a failed write (`ENOSPC`, `EPIPE` when
     /// the reader went away), so `get` can stop and exit 23 as curl does.
     package var writeBody: @Sendable (Data) -> Int32
+    /// The `errno` of the first write to standard output that failed (through ``writeOut`` or ``writeBody``), or
+    /// 0 while none has: a command whose output was lost (`EPIPE`, `ENOSPC`) exits 23, as curl does.
+    package var stdoutFailure: @Sendable () -> Int32
 
     /// Creates a console from its sinks and terminal flags.
     package init(writeOut: @escaping @Sendable (Data) -> Void, writeErr: @escaping @Sendable (Data) -> Void,
                 stdoutIsTerminal: Bool = false, stderrIsTerminal: Bool = false,
                 readStdin: @escaping @Sendable () -> Data = { Data() },
-                writeBody: (@Sendable (Data) -> Int32)? = nil) {
+                writeBody: (@Sendable (Data) -> Int32)? = nil,
+                stdoutFailure: @escaping @Sendable () -> Int32 = { 0 }) {
         self.writeBody = writeBody ?? { data in writeOut(data); return 0 }
+        self.stdoutFailure = stdoutFailure
         self.writeOut = writeOut
         self.writeErr = writeErr
         self.stdoutIsTerminal = stdoutIsTerminal
@@ -39,15 +44,31 @@ package struct Console: Sendable {
     }
 
     /// The process's real standard output, standard error and standard input (file descriptors 1, 2, 0).
+    /// Once a write to standard output has failed, later ones are not attempted (they would fail the same way).
     package static var standard: Console {
         Console(
-            writeOut: { Console.writeAll($0, to: 1) },
+            writeOut: { _ = Console.writeStandardOutput($0) },
             writeErr: { Console.writeAll($0, to: 2) },
             stdoutIsTerminal: isatty(1) == 1,
             stderrIsTerminal: isatty(2) == 1,
             readStdin: { FileHandle.standardInput.readDataToEndOfFile() },
-            writeBody: { Console.writeAllReporting($0, to: 1) }
+            writeBody: { Console.writeStandardOutput($0) },
+            stdoutFailure: { standardOutputFailure.load(ordering: .acquiring) }
         )
+    }
+
+    /// The `errno` of the process's first failed write to file descriptor 1, or 0.
+    private static let standardOutputFailure = Atomic<Int32>(0)
+
+    /// Writes `data` to file descriptor 1 unless an earlier write failed; returns 0 or the failure's `errno`.
+    private static func writeStandardOutput(_ data: Data) -> Int32 {
+        let earlier = standardOutputFailure.load(ordering: .acquiring)
+        guard earlier == 0 else { return earlier }
+        let failure = writeAllReporting(data, to: 1)
+        if failure != 0 {
+            _ = standardOutputFailure.compareExchange(expected: 0, desired: failure, ordering: .acquiringAndReleasing)
+        }
+        return failure
     }
 
     /// Prints `text` to standard output, adding a newline unless `terminator` says otherwise.
@@ -60,7 +81,7 @@ package struct Console: Sendable {
         writeErr(Data((text + terminator).utf8))
     }
 
-    /// Writes every byte of `data` to file descriptor `fd`, retrying short writes; stops quietly on EPIPE.
+    /// Writes every byte of `data` to file descriptor `fd`, retrying short writes; stops quietly on a failure.
     static func writeAll(_ data: Data, to fd: Int32) {
         _ = writeAllReporting(data, to: fd)
     }
@@ -132,20 +153,35 @@ package final class CapturedConsole: Sendable {
     private let errBuffer = Mutex(Data())
     private let stdinData: Data
     private let terminal: Bool
+    private let stdoutError: Int32
+    private let stdoutFailed = Atomic<Int32>(0)
 
-    /// Creates a capture; `stdin` is what `prefetch -` reads; `terminal` makes both outputs claim to be terminals.
-    package init(stdin: String = "", terminal: Bool = false) {
+    /// Creates a capture; `stdin` is what `prefetch -` reads; `terminal` makes both outputs claim to be terminals;
+    /// a nonzero `stdoutError` (an `errno`, e.g. `EPIPE`) makes every write to standard output fail with it
+    /// (nothing is captured), as a closed pipe or a full disk would.
+    package init(stdin: String = "", terminal: Bool = false, stdoutError: Int32 = 0) {
         self.stdinData = Data(stdin.utf8)
         self.terminal = terminal
+        self.stdoutError = stdoutError
     }
 
     /// The console to pass in a ``CommandEnvironment``.
     package var console: Console {
-        Console(
-            writeOut: { data in self.outBuffer.withLock { $0.append(data) } },
+        let write: @Sendable (Data) -> Int32 = { data in
+            if self.stdoutError != 0 {
+                _ = self.stdoutFailed.compareExchange(expected: 0, desired: self.stdoutError, ordering: .relaxed)
+                return self.stdoutError
+            }
+            self.outBuffer.withLock { $0.append(data) }
+            return 0
+        }
+        return Console(
+            writeOut: { _ = write($0) },
             writeErr: { data in self.errBuffer.withLock { $0.append(data) } },
             stdoutIsTerminal: terminal, stderrIsTerminal: terminal,
-            readStdin: { self.stdinData }
+            readStdin: { self.stdinData },
+            writeBody: write,
+            stdoutFailure: { self.stdoutFailed.load(ordering: .relaxed) }
         )
     }
 

@@ -132,7 +132,7 @@ package enum DriverCommand: Command {
             context.console.err("dlcache: trimmed the cache to --max-disk \(maxDisk): removed \(removed.description), "
                                 + "least recently used first (pinned entries are kept)")
         }
-        let session = DriverSession(cache: cache, options: sessionOptions, write: context.console.writeOut)
+        let session = DriverSession(cache: cache, options: sessionOptions, write: context.console.writeBody)
         let limit = DriverInFlightLimit(slots: sessionOptions.maxInFlight)
         await session.serve(DriverLineReader.lines(fd: 0, limit: limit), limit: limit)
         session.removeBodyFiles()

@@ -49,16 +49,31 @@ package final class DriverSession: Sendable {
     private let output: DriverOutput
     private let bodyFiles = DriverBodyFiles()
 
-    /// Creates a session over `cache` that writes each answer line (JSON + `\n`) with one call of `write`.
+    /// Creates a session over `cache` that writes each answer line (JSON + `\n`) with one call of `write`, which
+    /// returns 0 or the `errno` of a failed write.
     ///
     /// `write` is never called concurrently with itself; it should write every byte before returning
-    /// (``Console``'s writers do, unbuffered). It may block (a full pipe): the session then stops reading.
+    /// (``Console``'s writers do, unbuffered). It may block (a full pipe): the session then stops reading. Once it
+    /// has failed (the reader went away: `EPIPE`; a full disk), the session stops: it reads no further line,
+    /// cancels the requests in flight and writes nothing more.
     package init(cache: DownloadCache, options: DriverSessionOptions = DriverSessionOptions(),
-                write: @escaping @Sendable (Data) -> Void) {
+                write: @escaping @Sendable (Data) -> Int32) {
         self.cache = cache
         self.options = options
         self.output = DriverOutput(write: write)
     }
+
+    /// Creates a session whose `write` cannot fail (a capture in memory).
+    package convenience init(cache: DownloadCache, options: DriverSessionOptions = DriverSessionOptions(),
+                            write: @escaping @Sendable (Data) -> Void) {
+        self.init(cache: cache, options: options, write: { (data: Data) -> Int32 in
+            write(data)
+            return 0
+        })
+    }
+
+    /// The `errno` of the failed write that stopped the session, or 0.
+    package var outputFailure: Int32 { output.failure }
 
     /// Number of answer lines written so far.
     package var linesWritten: Int { output.count }
@@ -66,34 +81,56 @@ package final class DriverSession: Sendable {
     /// Reads `lines` until the sequence ends, answering each as soon as its request completes; returns when
     /// every request has been answered (stdin closing never drops an in-flight request).
     package func serve(_ lines: AsyncStream<String>) async {
-        await serve(lines.map { Array($0.utf8) }, limit: nil)
+        let (bytes, continuation) = AsyncStream<[UInt8]>.makeStream()
+        let forwarding = Task {
+            for await line in lines { continuation.yield(Array(line.utf8)) }
+            continuation.finish()
+        }
+        await serve(bytes, limit: nil)
+        forwarding.cancel()
     }
 
     /// Reads byte lines until the sequence ends (see ``serve(_:)``); `limit`'s slot, taken by the reader for
-    /// each line, is given back once the line's answer is written (or at once for a blank line).
-    func serve(_ lines: some AsyncSequence<[UInt8], Never>, limit: DriverInFlightLimit?) async {
+    /// each line, is given back once the line's answer is written (or at once for a blank line). A failed write
+    /// ends the session early: the reading stops and the requests in flight are cancelled.
+    func serve(_ lines: AsyncStream<[UInt8]>, limit: DriverInFlightLimit?) async {
+        let serving = Task { [self] in await answerAll(lines, limit: limit) }
+        output.onFailure { serving.cancel() }
+        await withTaskCancellationHandler {
+            await serving.value
+        } onCancel: {
+            serving.cancel()
+        }
+        output.finish()
+    }
+
+    private func answerAll(_ lines: AsyncStream<[UInt8]>, limit: DriverInFlightLimit?) async {
         let maxInFlight = max(1, options.maxInFlight)
         await withTaskGroup(of: Void.self) { group in
             var running = 0
             for await line in lines {
-                    guard !Self.isBlank(line) else {
-                        limit?.release()
-                        continue
-                    }
-                    if running >= maxInFlight {
-                        await group.next()
-                        running -= 1
-                    }
-                    running += 1
-                    group.addTask { [self] in
-                        let answer = await self.answer(bytes: line)
-                        await self.output.writeLine(answer.jsonBytes(terminator: [0x0A]))
-                        limit?.release()
-                    }
+                guard output.failure == 0 else {
+                    limit?.release()
+                    break
+                }
+                guard !Self.isBlank(line) else {
+                    limit?.release()
+                    continue
+                }
+                if running >= maxInFlight {
+                    await group.next()
+                    running -= 1
+                }
+                running += 1
+                group.addTask { [self] in
+                    let answer = await self.answer(bytes: line)
+                    await self.output.writeLine(answer.jsonBytes(terminator: [0x0A]))
+                    limit?.release()
+                }
             }
+            if output.failure != 0 { group.cancelAll() }
             await group.waitForAll()
         }
-        output.finish()
     }
 
     /// Removes the private body files the session's answers named (call when the session is over).
@@ -179,17 +216,33 @@ final class DriverOutput: Sendable {
         var started = false
         var finished = false
         var count = 0
+        var failure: Int32 = 0
+        var onFailure: (@Sendable () -> Void)?
     }
-    private let write: @Sendable (Data) -> Void
+    private let write: @Sendable (Data) -> Int32
     private let state = Mutex(State())
     private let available = DispatchSemaphore(value: 0)
 
-    init(write: @escaping @Sendable (Data) -> Void) {
+    init(write: @escaping @Sendable (Data) -> Int32) {
         self.write = write
     }
 
     /// Lines written so far.
     var count: Int { state.withLock { $0.count } }
+
+    /// The `errno` of the first write that failed, or 0; after one, no line is written any more (the lines
+    /// queued or still to come are dropped, their callers resumed at once).
+    var failure: Int32 { state.withLock { $0.failure } }
+
+    /// Calls `handler` once, when a write fails (at once when one already has).
+    func onFailure(_ handler: @escaping @Sendable () -> Void) {
+        let failed = state.withLock { state -> Bool in
+            if state.failure != 0 { return true }
+            state.onFailure = handler
+            return false
+        }
+        if failed { handler() }
+    }
 
     /// Writes `line` (newline included) as one call of the sink; returns once it is written.
     func writeLine(_ line: [UInt8]) async {
@@ -230,9 +283,19 @@ final class DriverOutput: Sendable {
                     return state.queue.removeFirst()
                 }
                 guard let next else { return }
-                write(next.line)
-                state.withLock { $0.count += 1 }
+                let dropped = state.withLock { $0.failure != 0 }
+                let failure = dropped ? 0 : write(next.line)
+                let handler = state.withLock { state -> (@Sendable () -> Void)? in
+                    if failure == 0 {
+                        if !dropped { state.count += 1 }
+                        return nil
+                    }
+                    state.failure = failure
+                    defer { state.onFailure = nil }
+                    return state.onFailure
+                }
                 next.written?.resume()
+                handler?()
             }
         }
         thread.name = "dlcache-driver-stdout"

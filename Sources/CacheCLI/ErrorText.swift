@@ -1,4 +1,5 @@
 import Foundation
+import CacheSystem
 import DownloadCache
 import HTTPCacheSemantics
 import CacheStore
@@ -7,6 +8,13 @@ import CacheStore
 /// package's errors: ``DownloadError``, `TransportError`, `CacheStoreError`, ...; Foundation's through
 /// `ErrorWords`); this adds only the command line's own errors and keeps the result on one line.
 package enum ErrorText {
+    /// The system's message for error number `err` (`strerror`), e.g. "Broken pipe".
+    package static func systemMessage(_ err: Int32) -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        cs_error_message(err, &buffer, buffer.count)
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// One line describing `error` in words: a ``UsageError``'s or ``CommandFailure``'s message, else the
     /// error's own words (`ErrorWords.describe`, which is its `description` for the package's errors).
     package static func describe(_ error: any Error) -> String {

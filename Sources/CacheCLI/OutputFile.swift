@@ -48,9 +48,7 @@ final class BodySink: Sendable {
     }
 
     private static func message(_ err: Int32) -> String {
-        var buffer = [CChar](repeating: 0, count: 256)
-        cs_error_message(err, &buffer, buffer.count)
-        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        ErrorText.systemMessage(err)
     }
 
     /// The file's descriptor, opening (and truncating) it now if this is the first write.
