@@ -29,7 +29,9 @@ package enum DriverCommand: Command {
         "bodyFile": "<path>" instead of "body": the path is the cache's stored body file when the body is stored \
         as a file (never modified; it is removed when the entry is replaced or evicted, so open it promptly — an \
         open file stays readable), otherwise a private file (mode 0600 in a 0700 directory under the system \
-        temporary directory) that is removed when the driver exits. Every request uses the \
+        temporary directory; for a body over 8 MiB that was not stored, the download's own file in the cache's \
+        tmp/ directory) that is removed when the driver exits: each such answer keeps its file until then. \
+        Every request uses the \
         cache's default policy (use-protocol, RFC 9111); redirects are returned, not followed. "body" is the response \
         body decoded as UTF-8; when the body is not valid UTF-8, "body" is the lossy text (each invalid byte \
         replaced by U+FFFD) and "bodyBase64" carries the exact bytes, base64-encoded (RFC 4648, padded). \
@@ -42,7 +44,8 @@ package enum DriverCommand: Command {
         uncached, a range of a URL with nothing stored goes to the origin and its 206 is kept as partial content \
         when it starts at byte 0 (RFC 9110 14). Blank lines are ignored; a malformed line gets an error line. When stdin closes, \
         in-flight requests are answered and background revalidations (stale-while-revalidate) finish and are \
-        stored, then the command exits 0.
+        stored, then the command exits 0. When an answer cannot be written (the reader went away, a full disk), \
+        the driver reads no further line, cancels the requests in flight and exits 23.
         """
     }
     /// No positional arguments.

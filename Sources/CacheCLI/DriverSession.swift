@@ -182,6 +182,11 @@ package final class DriverSession: Sendable {
             defer { if url != response.storedBodyURL { unlink(url.path) } }
             return try DriverResponse.from(response, id: request.id)
         case .data(let data) where asFile:
+            // A body held in memory may still be stored file-backed: its verified blob, rather than a copy.
+            if request.cacheRequest.method == "GET",
+               let stored = cache.store.storedBodyFile(holding: data, forPrimaryKey: RFC9111.primaryKey(method: "GET", url: response.url)) {
+                return DriverResponse.from(response, id: request.id, body: .file(path: stored.path))
+            }
             do {
                 return DriverResponse.from(response, id: request.id, body: .file(path: try bodyFiles.write(data)))
             } catch {

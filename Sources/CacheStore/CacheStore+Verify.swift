@@ -30,6 +30,21 @@ extension CacheStore {
         verifiedBody(for: key, matching: expected, recordsUse: recordsUse)
     }
 
+    /// The verified blob file of a variant of `primary` whose body is exactly `body` (same size and crc32, the file
+    /// checked against its row), for a caller holding the bytes in memory that wants to hand out a path instead;
+    /// nil when no such variant is stored file-backed (inline, absent, replaced by other bytes meanwhile). Counts
+    /// no use of the entry.
+    package func storedBodyFile(holding body: Data, forPrimaryKey primary: String) -> URL? {
+        let size = Int64(body.count)
+        let candidates = variants(forPrimaryKey: primary).filter { $0.bodySize == size }
+        guard !candidates.isEmpty else { return nil }
+        let checksum = BlobFiles.checksum(body)
+        for info in candidates where info.checksum == checksum {
+            if let opened = openVerifiedBody(for: info.key, matching: info, recordsUse: false) { return opened.url }
+        }
+        return nil
+    }
+
     private func verifiedBody(for key: StoreKey, matching expected: EntryInfo?, recordsUse: Bool = true) -> OpenedBody? {
         let now = configuration.currentTime()
         defer { flushAccountingIfDue(now: now) }  // after the hit or miss below is counted

@@ -61,6 +61,34 @@ import HTTPCacheSemantics
         }
     }
 
+    /// A body the cache hands over in memory (under its in-memory limit) but stores as a blob file: the answer
+    /// names the verified blob, miss and hit alike, and makes no copy; a body of other bytes under the same URL
+    /// (a range of it) gets a private file.
+    @Test func requestedBodyFileOfAnInMemoryBodyStoredAsAFileIsTheStoredBlob() async throws {
+        try await withDriver { h in
+            h.send(h.requestLine(id: "miss", path: "/size/30000", bodyFile: true))
+            _ = try await h.waitForAnswers(1)
+            h.send(h.requestLine(id: "hit", path: "/size/30000", bodyFile: true))
+            h.send(h.requestLine(id: "range", path: "/size/30000", headers: [["Range", "bytes=0-99"]], bodyFile: true))
+            let answers = try await h.waitForAnswers(3)
+            var paths: [String] = []
+            for id in ["miss", "hit"] {
+                let answer = try #require(answers.first { $0.stringID == id })
+                let path = try #require(answer.object["bodyFile"] as? String, "\(answer.raw)")
+                #expect(path.hasPrefix(h.directory.path) && path.contains("/blobs/"), "\(id): \(path)")
+                #expect(FileManager.default.contents(atPath: path) == Self.generated(30_000))
+                paths.append(path)
+            }
+            #expect(paths[0] == paths[1])
+            let range = try #require(answers.first { $0.stringID == "range" })
+            #expect(range.status == 206)
+            let rangePath = try #require(range.object["bodyFile"] as? String, "\(range.raw)")
+            #expect(!rangePath.hasPrefix(h.directory.path), "\(rangePath)")
+            #expect(FileManager.default.contents(atPath: rangePath) == Self.generated(100))
+            #expect(try await h.origin.hits("/size/30000").total == 1)
+        }
+    }
+
     @Test func requestedBodyFileOfAnUnstoredLargeBodyIsKeptUntilTheSessionEnds() async throws {
         try await withDriver(inMemoryBodyLimit: 1_024) { h in
             h.send(h.requestLine(id: "nostore", path: "/size/20000?cc=no-store", bodyFile: true))
