@@ -70,18 +70,22 @@ import Testing
     func aReloadDuringAnotherTransferLeavesItsPartialAlone(second: RequestOptions) async throws {
         let size = 3_000_000
         try await withHarness { h in
-            // The first transfer is paced (about 2 s); the second starts while it is being written.
+            // The origin holds every response after a third of the body until released: the first transfer is
+            // still being written when the second one's request reaches the origin, however loaded the machine.
             try await h.origin.configure(path: "/slow", headers: [("Cache-Control", "max-age=600")], size: size,
-                                         etag: "\"v1\"", rate: 1_500_000)
+                                         etag: "\"v1\"", holdAfter: size / 3)
             let first = Task { try await h.get("/slow") }
             let deadline = Date().addingTimeInterval(30)
             while ResumeInterruptedTransferTests.partials(h, "/slow").first?.isInProgress != true, Date() < deadline {
                 try await Task.sleep(for: .milliseconds(20))
             }
             #expect(ResumeInterruptedTransferTests.partials(h, "/slow").first?.isInProgress == true)
-            try await h.origin.configure(path: "/slow", headers: [("Cache-Control", "max-age=600")], size: size,
-                                         etag: "\"v1\"")
-            let reloaded = try await h.get("/slow", second)
+            let reload = Task { try await h.get("/slow", second) }
+            while try await h.hits("/slow").total < 2, Date() < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            try await h.origin.release(path: "/slow")
+            let reloaded = try await reload.value
             #expect(try reloaded.data() == ResumeInterruptedTransferTests.generated(size))
             let answer = try await first.value
             #expect(answer.status == 200)
