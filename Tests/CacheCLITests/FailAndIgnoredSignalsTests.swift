@@ -5,8 +5,11 @@ import Testing
 /// `get -f` streams a 2xx body as it arrives (an error status is known before its first byte), and a `get`
 /// started with SIGINT ignored — as a shell starts a script's background job — is not interrupted by SIGINT.
 @Suite(.serialized) struct FailAndIgnoredSignalsTests {
-    /// 8 MB paced at 1 MB/s: about 8 s of body, so even a loaded machine sees the output grow while the child runs.
+    /// 8 MB, of which the origin sends ``heldAfter`` and holds the rest until released: the output has grown while
+    /// the child still runs, however loaded the machine.
     static let size = 8_000_000
+    /// The bytes the origin sends before it holds the rest.
+    static let heldAfter = 2_000_000
 
     static func environment(_ directory: URL) -> [String: String] {
         ["DLCACHE_DIR": directory.path, "HOME": directory.path]
@@ -40,10 +43,11 @@ import Testing
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let output = directory.appendingPathComponent("out")
         try await origin.configure(path: "/big", headers: [("Cache-Control", "max-age=600")], size: Self.size,
-                                   rate: 1_000_000)
+                                   holdAfter: Self.heldAfter)
         let child = try ChildProcess([binary.path, "get", "-fsS", origin.url("/big").absoluteString, "-o", output.path],
                                      environment: env, stdout: .discard)
         let streamed = try await Self.bytesAppearWhileRunning(output, child: child)
+        try await origin.release(path: "/big")
         #expect(child.wait(timeout: .seconds(60)) == .exited(0))
         #expect(streamed, "the -o file had no bytes until get -f ended")
         #expect(try Data(contentsOf: output) == ResumeAfterInterruptedGetTests.generated(Self.size))
@@ -68,7 +72,7 @@ import Testing
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let output = directory.appendingPathComponent("out")
         try await origin.configure(path: "/big", headers: [("Cache-Control", "max-age=600")], size: Self.size,
-                                   rate: 1_000_000)
+                                   holdAfter: Self.heldAfter)
         // sh ignores SIGINT, then execs dlcache (same process), which inherits the ignored disposition.
         let child = try ChildProcess(["/bin/sh", "-c", "trap '' INT; exec \"$0\" \"$@\"", binary.path,
                                       "get", "-sS", origin.url("/big").absoluteString, "-o", output.path],
@@ -76,6 +80,9 @@ import Testing
         let running = try await Self.bytesAppearWhileRunning(output, child: child)
         #expect(running, "the download ended before SIGINT could be sent")
         child.send(signal: SIGINT)
+        // Still held for a second: a child that SIGINT interrupts ends (exit 130) in it, before the body's end.
+        _ = child.wait(timeout: .seconds(1))
+        try await origin.release(path: "/big")
         #expect(child.wait(timeout: .seconds(60)) == .exited(0))
         #expect(try Data(contentsOf: output) == ResumeAfterInterruptedGetTests.generated(Self.size))
     }

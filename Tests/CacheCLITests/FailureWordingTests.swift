@@ -35,13 +35,15 @@ import CacheTestSupport
         defer { origin.stop() }
         let cli = try CLIHarness()
         defer { cli.cleanUp() }
+        // A third of the body, unpaced, then held until released: the 1 s limit comes before the body's end.
         try await origin.configure(path: "/slow", headers: [("Cache-Control", "max-age=600")], size: 3_000_000,
-                                   etag: "\"v1\"", rate: 500_000)
+                                   etag: "\"v1\"", holdAfter: 1_000_000)
         let output = cli.directory.appendingPathComponent("slow.bin")
         let run = await cli.run(["get", "--max-time", "1", "-o", output.path, origin.url("/slow").absoluteString])
         #expect(run.code == 28)
         #expect(run.err.contains("received so far are kept and the next get resumes from there"), "\(run.err)")
         #expect(!run.err.contains("nothing usable is cached"))
+        try await origin.release(path: "/slow")
         let resumed = await cli.run(["get", "-o", output.path, origin.url("/slow").absoluteString])
         #expect(resumed.code == 0)
         #expect(try await origin.hits("/slow").ranged == 1)
@@ -66,21 +68,35 @@ import CacheTestSupport
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-wait-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: dir) }
         let env = ["DLCACHE_DIR": dir.path, "HOME": dir.path]
-        // 25 seconds of body: the second process starts and reaches the lock within it even on a loaded machine
-        // (at load 20-70 it took 11-21 s to get there), and waits less than the 30 s lock timeout.
+        // The origin holds the body after its first megabyte until released: the first process is downloading
+        // (holding the URL's key lock) for as long as the second takes to reach the lock, however loaded the
+        // machine; it is released once the second says it waits, well within the 30 s lock timeout.
         try await origin.configure(path: "/slow", headers: [("Cache-Control", "max-age=600")], size: 6_250_000,
-                                   rate: 250_000)
+                                   holdAfter: 1_000_000)
         let binary = try #require(ExecutableTests.binary).path
         let url = origin.url("/slow").absoluteString
         let first = try ChildProcess([binary, "get", "-o", "/dev/null", url], environment: env, stdout: .discard)
         defer { first.killAndReap() }
-        let deadline = ContinuousClock.now + .seconds(10)
+        var deadline = ContinuousClock.now + .seconds(30)
         while try await origin.hits("/slow").total == 0, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(20))
         }
-        let second = try await ChildProcess.run([binary, "get", "-v", "-o", "/dev/null", url], environment: env)
-        #expect(second.status == 0, "\(second.errorOutput)")
-        #expect(second.errorOutput.contains("waiting for another dlcache process downloading \(url)"), "\(second.errorOutput)")
+        // The second's standard error goes to a file (sh redirects it, then execs dlcache), read while it runs.
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-wait-\(UUID().uuidString).err")
+        defer { try? FileManager.default.removeItem(at: log) }
+        let second = try ChildProcess(["/bin/sh", "-c", "exec \"$0\" \"$@\" 2>\"$SECOND_LOG\"", binary,
+                                       "get", "-v", "-o", "/dev/null", url],
+                                      environment: env.merging(["SECOND_LOG": log.path]) { $1 }, stdout: .discard)
+        defer { second.killAndReap() }
+        let waiting = "waiting for another dlcache process downloading \(url)"
+        func errorOutput() -> String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+        deadline = ContinuousClock.now + .seconds(60)
+        while !errorOutput().contains(waiting), second.termination == nil, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        try await origin.release(path: "/slow")
+        #expect(second.wait(timeout: .seconds(60)) == .exited(0), "\(errorOutput())")
+        #expect(errorOutput().contains(waiting), "\(errorOutput())")
         #expect(first.wait(timeout: .seconds(60))?.status == 0)
         #expect(try await origin.hits("/slow").total == 1)
     }

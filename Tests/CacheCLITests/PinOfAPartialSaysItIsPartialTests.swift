@@ -11,8 +11,9 @@ import CacheTestSupport
         defer { origin.stop() }
         let cli = try CLIHarness()
         defer { cli.cleanUp() }
+        // A third of the body, unpaced, then held: the 1 s limit always comes before the body's end.
         try await origin.configure(path: "/slow", headers: [("Cache-Control", "max-age=600")], size: 6_000_000,
-                                   etag: "\"v1\"", rate: 2_000_000)
+                                   etag: "\"v1\"", holdAfter: 2_000_000)
         let url = origin.url("/slow").absoluteString
         let output = cli.directory.appendingPathComponent("slow.bin")
         let interrupted = await cli.run(["get", "--max-time", "1", "-o", output.path, url])
@@ -36,8 +37,9 @@ extension PinOfAPartialSaysItIsPartialTests {
         defer { origin.stop() }
         let cli = try CLIHarness()
         defer { cli.cleanUp() }
+        // A third of the body, unpaced, then held: the 1 s limit always comes before the body's end.
         try await origin.configure(path: "/slow", headers: [("Cache-Control", "max-age=600")], size: 6_000_000,
-                                   etag: "\"v1\"", rate: 2_000_000)
+                                   etag: "\"v1\"", holdAfter: 2_000_000)
         let output = cli.directory.appendingPathComponent("slow.bin")
         let run = await cli.run(["get", "--pin", "--max-time", "1", "-o", output.path, origin.url("/slow").absoluteString])
         #expect(run.code == 28)

@@ -11,8 +11,9 @@ import CacheTestSupport
         defer { origin.stop() }
         let cli = try CLIHarness()
         defer { cli.cleanUp() }
+        // A third of the body, unpaced, then held: the 1 s limit always comes before the body's end.
         try await origin.configure(path: "/slow", headers: [("Cache-Control", "max-age=600")], size: 3_000_000,
-                                   etag: "\"v1\"", rate: 1_000_000)
+                                   etag: "\"v1\"", holdAfter: 1_000_000)
         let url = origin.url("/slow").absoluteString
         #expect(await cli.run(["get", "--max-time", "1", "-o", "/dev/null", url]).code == 28)
         #expect((await cli.run(["ls"])).out.contains("partial"))
@@ -28,8 +29,9 @@ import CacheTestSupport
         defer { origin.stop() }
         let cli = try CLIHarness()
         defer { cli.cleanUp() }
+        // A third of the body, unpaced, then held: the 1 s limit always comes before the body's end.
         try await origin.configure(path: "/slow", headers: [("Cache-Control", "max-age=600")], size: 3_000_000,
-                                   etag: "\"v1\"", rate: 1_000_000)
+                                   etag: "\"v1\"", holdAfter: 1_000_000)
         let url = origin.url("/slow").absoluteString
         #expect(await cli.run(["get", "--max-time", "1", "-o", "/dev/null", url]).code == 28)
         let prefix = origin.url("/sl").absoluteString

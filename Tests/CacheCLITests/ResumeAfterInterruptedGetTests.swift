@@ -8,9 +8,11 @@ import Testing
 /// as a partial entry; the next `get` asks the origin only for the rest (`Range` + `If-Range`) and writes the
 /// whole body.
 @Suite(.serialized) struct ResumeAfterInterruptedGetTests {
-    /// 40 MB paced at 1 MB/s: the first checkpoint (4 MiB) comes after ≈4 s, the end after 40 s, so a loaded
-    /// machine has a wide window to see it; the resuming get is unpaced.
+    /// 40 MB, of which the origin sends ``heldAfter`` and holds the rest: the get is signalled while its transfer
+    /// runs, however loaded the machine. The resuming get's configuration ends the hold and is not held.
     static let size = 40_000_000
+    /// The bytes the origin sends before it holds the rest: past the first checkpoint (4 MiB), short of the second.
+    static let heldAfter = 6 << 20
 
     /// origin.py's generated body: byte i is i % 256.
     static func generated(_ count: Int) -> Data {
@@ -30,7 +32,7 @@ import Testing
         return store.allPartials()
     }
 
-    /// Starts `get` of a paced body and waits (every 20 ms, at most 60 s) until at least `bytes` are kept.
+    /// Starts `get` of the held body and waits (every 20 ms, at most 60 s) until at least `bytes` are kept.
     static func startedGet(_ origin: OriginServer, env: [String: String], output: URL,
                            keptAtLeast bytes: Int64) async throws -> (ChildProcess, Int64) {
         let binary = try #require(ExecutableTests.binary)
@@ -72,7 +74,7 @@ import Testing
         let env = Self.environment(directory)
         let output = directory.appendingPathComponent("out")
         try await origin.configure(path: "/big", headers: [("Cache-Control", "max-age=600")], size: Self.size,
-                                   etag: "\"v1\"", rate: 1_000_000)
+                                   etag: "\"v1\"", holdAfter: Self.heldAfter)
         // A checkpoint comes every 4 MiB: wait for the first, then SIGKILL (no chance to clean up).
         let (child, kept) = try await Self.startedGet(origin, env: env, output: output, keptAtLeast: 4 << 20)
         child.send(signal: SIGKILL)
@@ -99,7 +101,7 @@ import Testing
         let env = Self.environment(directory)
         let output = directory.appendingPathComponent("out")
         try await origin.configure(path: "/big", headers: [("Cache-Control", "max-age=600")], size: Self.size,
-                                   etag: "\"v1\"", rate: 1_000_000)
+                                   etag: "\"v1\"", holdAfter: Self.heldAfter)
         let (child, checkpointed) = try await Self.startedGet(origin, env: env, output: output, keptAtLeast: 4 << 20)
         child.send(signal: SIGINT)
         #expect(child.wait(timeout: .seconds(30)) == .exited(130))
@@ -122,7 +124,7 @@ import Testing
         let env = Self.environment(directory)
         let output = directory.appendingPathComponent("out")
         try await origin.configure(path: "/big", headers: [("Cache-Control", "max-age=600")], size: Self.size,
-                                   etag: "\"v1\"", rate: 10_000_000)
+                                   etag: "\"v1\"", holdAfter: Self.heldAfter)
         let (child, checkpointed) = try await Self.startedGet(origin, env: env, output: output, keptAtLeast: 4 << 20)
         // `timeout -s INT` signals the child and its process group; an impatient user presses Ctrl-C twice.
         child.send(signal: SIGINT)

@@ -63,9 +63,10 @@ import CacheTestSupport
         defer { origin.stop() }
         let cli = try CLIHarness()
         defer { cli.cleanUp() }
-        // Counted as it starts, then slower than the time limit: each try times out during the body.
+        // Counted as it starts; every answer (the first, and the 206 resuming it) sends 500,000 bytes, then the
+        // origin holds the rest: each try times out during the body.
         try await origin.configure(path: "/slow", headers: [("Cache-Control", "max-age=600")], size: 2_000_000,
-                                   etag: "\"v1\"", rate: 100_000)
+                                   etag: "\"v1\"", holdAfter: 500_000)
         let output = cli.directory.appendingPathComponent("slow.bin")
         let run = await cli.run(["get", "--max-time", "0.3", "--retry", "1", "--retry-delay", "0.01",
                                  "-o", output.path, origin.url("/slow").absoluteString])
@@ -82,8 +83,9 @@ import CacheTestSupport
         defer { origin.stop() }
         let cli = try CLIHarness()
         defer { cli.cleanUp() }
+        // 500,000 bytes, then held: the 1 s limit comes after bytes went out and before the body's end.
         try await origin.configure(path: "/slow", headers: [("Cache-Control", "max-age=600")], size: 2_000_000,
-                                   etag: "\"v1\"", rate: 200_000)
+                                   etag: "\"v1\"", holdAfter: 500_000)
         let run = await cli.run(["get", "--max-time", "1", "--retry", "1", "--retry-delay", "0.01",
                                  origin.url("/slow").absoluteString])
         #expect(run.code == 28)

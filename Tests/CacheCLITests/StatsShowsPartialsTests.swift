@@ -11,8 +11,9 @@ import CacheTestSupport
         defer { origin.stop() }
         let cli = try CLIHarness()
         defer { cli.cleanUp() }
+        // A third of the body, unpaced, then held: the 1 s limit always comes before the body's end.
         try await origin.configure(path: "/slow", headers: [("Cache-Control", "max-age=600")], size: 3_000_000,
-                                   etag: "\"v1\"", rate: 1_000_000)
+                                   etag: "\"v1\"", holdAfter: 1_000_000)
         #expect(await cli.run(["get", "-o", "/dev/null", origin.url("/size/1000").absoluteString]).code == 0)
         let before = await cli.run(["stats"])
         #expect(MaxDiskTrimTests.row(before.out, "partials:") == "0 (0 B kept to resume interrupted downloads)", "\(before.out)")
