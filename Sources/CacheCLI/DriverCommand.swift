@@ -66,7 +66,7 @@ package enum DriverCommand: Command {
             OptionSpec("max-in-flight", .value("n"),
                        help: "Request lines answered at once, 1-65536 (default: \(DriverSessionOptions.defaultMaxInFlight)); no further line is read meanwhile."),
             OptionSpec("inline-body-limit", .value("bytes"),
-                       help: "Bodies larger than this are answered with \"bodyFile\" (default: \(DriverSessionOptions.defaultInlineBodyLimit))."),
+                       help: "Bodies larger than this many bytes (65536, 512K, 8M; 0: every body) are answered with \"bodyFile\" (default: 8M)."),
             OptionSpec("no-stale-when-disconnected",
                        help: "Answer an unreachable origin with an error instead of a stale copy (RFC 9111 4.2.4, on by default)."),
             TargetedFieldOption.spec,
@@ -118,8 +118,10 @@ package enum DriverCommand: Command {
         var sessionOptions = DriverSessionOptions()
         sessionOptions.limits = limits
         sessionOptions.maxInFlight = try parsed.integer("max-in-flight", in: 1...65_536) ?? sessionOptions.maxInFlight
-        sessionOptions.inlineBodyLimit = Int64(try parsed.integer("inline-body-limit", in: 0...Int(Int32.max))
-                                               ?? Int(sessionOptions.inlineBodyLimit))
+        if let text = parsed.value("inline-body-limit") {
+            // 0: every body is answered as a file; otherwise a size as every size option takes it (512K, 8M).
+            sessionOptions.inlineBodyLimit = text == "0" ? 0 : try StorageLimitOptions.size(text, option: "inline-body-limit")
+        }
         let noStale = parsed.flag("no-stale-when-disconnected")
         let targets = try TargetedFieldOption.targets(parsed)
         let shared = try SharedTierOption.configuration(parsed, environment: context.environment)

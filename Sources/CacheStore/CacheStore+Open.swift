@@ -352,8 +352,12 @@ extension CacheStore {
             }
         }
         if unclean || !temporary.isEmpty || deletedRows > 0 {
-            log("recovery\(unclean ? " after an unclean shutdown" : ""): removed \(temporary.count) temporary file(s), "
-                + "\(deletedRows) pending/session/expired row(s), \(missing) row(s) without a body, \(orphans) orphan blob(s)")
+            // Only what was found: an unclean shutdown that left everything consistent says just that.
+            let removed = [(temporary.count, "temporary file(s)"), (deletedRows, "pending/session/expired row(s)"),
+                           (missing, "row(s) without a body"), (orphans, "orphan blob(s)")]
+                .filter { $0.0 > 0 }.map { "\($0.0) \($0.1)" }
+            log("recovery\(unclean ? " after an unclean shutdown" : ""): "
+                + (removed.isEmpty ? "nothing to remove" : "removed " + removed.joined(separator: ", ")))
         }
     }
 

@@ -116,6 +116,17 @@ import HTTPCacheSemantics
         #expect(run.out.isEmpty)
     }
 
+    @Test func inlineBodyLimitTakesASizeLikeEverySizeOption() async throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let run = await cli.run(["driver", "--inline-body-limit", "1X"])
+        #expect(run.code == 64)
+        #expect(run.err.contains("invalid value '1X' for '--inline-body-limit': expected a byte count such as 65536, 512K"), "\(run.err)")
+        let negative = await cli.run(["driver", "--inline-body-limit", "-1"])
+        #expect(negative.code == 64, "\(negative.err)")
+        #expect(try StorageLimitOptions.size("512K", option: "inline-body-limit") == 512 << 10)
+    }
+
     @Test func helpDescribesTheLineFormats() async throws {
         let cli = try CLIHarness()
         defer { cli.cleanUp() }
