@@ -216,7 +216,13 @@ package enum PrefetchCommand: Command {
                                               concurrency: concurrency, limits: limits, reporter: reporter)
         reporter.finish()
         let seconds = environment.now().timeIntervalSince(start)
-        let failures = report.failed.map { (url: $0.url.absoluteString, error: ErrorText.describe($0.error)) }
+        // The library names its setting; the command line names the option that set it, with its size.
+        let entryLimit = cache.store.configuration.entryByteLimit.map { "entry limit of \(EntryLimitNotice.limitText($0))" }
+        let failures = report.failed.map { failure in
+            let text = ErrorText.describe(failure.error)
+            return (url: failure.url.absoluteString,
+                    error: entryLimit.map { text.replacingOccurrences(of: DownloadCache.entryLimitWords, with: $0) } ?? text)
+        }
         if parsed.flag("json") {
             let object: [String: Any] = [
                 "total": urls.count,

@@ -67,6 +67,7 @@ enum PrefetchRunner {
     private static func fetch(_ cache: DownloadCache, url: URL, index: Int, pin: Bool, limits: FetchLimits,
                               tally: TallyBox, reporter: ProgressReporter) async {
         var options = RequestOptions(pin: pin)
+        options.refusesBodiesOverTheEntryLimit = true
         limits.apply(to: &options)
         options.progress = { progress in
             tally.state.withLock { t in

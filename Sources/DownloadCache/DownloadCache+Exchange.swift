@@ -82,15 +82,29 @@ extension DownloadCache {
         let clock = configuration.now
         let store = self.store
         let bodyCap = configuration.maxResponseBodyBytes
+        let entryLimit = options.refusesBodiesOverTheEntryLimit && options.writeToCache
+            ? store.configuration.entryByteLimit : nil
+        let mode = configuration.mode
+        let ignoreServerCacheControl = options.ignoreServerCacheControl
+        let targetedFields = configuration.effectiveTargetedFields
         var received: TransportResponse
         switch await send(resumed.map { Self.resumeRequest(sent, $0) } ?? sent, to: sink.file, options: options,
                           head: { head in
                               headTime.record(clock())
                               Self.allowAnnouncedLength(of: head, in: sink.file) { store.temporarySpaceAvailable }
                               if resumed != nil { Self.limitResumedBody(of: head, in: sink.file) }
-                              let refused = bodyCap.map {
+                              var refused = bodyCap.map {
                                   Self.capBody(of: head, at: $0, held: resumed?.held ?? 0, in: sink.file)
                               } ?? false
+                              if let entryLimit, !refused, head.status == 200,
+                                 let announced = RFC9110.completeLength(head.headers), announced > entryLimit,
+                                 RFC9111.storability(request: original, response: CacheResponse(status: head.status, headers: head.headers),
+                                                     mode: mode, ignoreServerCacheControl: ignoreServerCacheControl,
+                                                     targetedFields: targetedFields).isStorable {
+                                  sink.file.cap(atMost: 0, reason: "not stored: body of \(announced) bytes is over the "
+                                                + "\(entryLimit)-byte \(Self.entryLimitWords); not fetched")
+                                  refused = true
+                              }
                               // A body refused at its first byte is not registered as a partial: one kept from an
                               // earlier transfer of the URL stays.
                               if !refused || resumed != nil { transfer.receivedHead(head) }

@@ -23,7 +23,9 @@ extension DownloadCache {
         let width = max(1, concurrency ?? configuration.maxConcurrentDownloads)
         let report = PrefetchAccumulator()
         let total = urls.count
-        let options = RequestOptions(pin: pin)
+        var prefetching = RequestOptions(pin: pin)
+        prefetching.refusesBodiesOverTheEntryLimit = true
+        let options = prefetching
         await withTaskGroup(of: Void.self) { group in
             var next = 0
             while next < urls.count {

@@ -62,6 +62,11 @@ public struct RequestOptions: Sendable {
     /// Follows the body file of this request's final 2xx exchange while it is written (``DownloadCache/stream(_:options:)``).
     var bodyTap: BodyTap?
 
+    /// For a caller that fetches only to store (pre-caching): a storable 200 whose announced length is over the
+    /// per-entry limit (``Configuration/maxEntryBytes``) fails at its first body byte (`bodyTooLarge`, "not stored:
+    /// … entry limit (maxEntryBytes); not fetched") instead of being downloaded and then refused.
+    package var refusesBodiesOverTheEntryLimit = false
+
     /// Creates options; every parameter defaults to the RFC 9111 behaviour described on its property.
     public init(policy: CachePolicy = .useProtocolCachePolicy, fallbackToCacheIfLoadFails: Bool = false,
                 ignoreServerCacheControl: Bool = false, storage: StorageClass = .permanent,
@@ -91,7 +96,7 @@ public struct RequestOptions: Sendable {
     /// choices; part of the coalescing key.
     var coalescingFingerprint: String {
         "\(policy)|\(fallbackToCacheIfLoadFails)|\(ignoreServerCacheControl)|\(storage.rawValue)|\(readFromCache)|"
-            + "\(writeToCache)|\(expiration)|\(pin)"
+            + "\(writeToCache)|\(expiration)|\(pin)|\(refusesBodiesOverTheEntryLimit)"
     }
 }
 

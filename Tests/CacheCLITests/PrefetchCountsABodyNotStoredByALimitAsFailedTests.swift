@@ -35,6 +35,28 @@ import CacheTestSupport
         #expect(entries.count == 1)
     }
 
+    /// A body whose Content-Length is already over the limit is not downloaded at all: the origin holds this one
+    /// after its first kilobyte for 60 s, so a prefetch that read on would still be waiting.
+    @Test func aBodyAnnouncedOverTheEntryLimitIsNotFetched() async throws {
+        let origin = try await OriginServer.start()
+        defer { origin.stop() }
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        try await origin.configure(path: "/held", headers: [("Cache-Control", "max-age=600")], size: 3_000_000,
+                                   holdAfter: 1_000)
+        let started = ContinuousClock.now
+        let run = await cli.run(["prefetch", "--json", "--max-entry", "1M", "-"], stdin: origin.url("/held").absoluteString + "\n")
+        #expect(ContinuousClock.now - started < .seconds(50), "the prefetch waited for the held body")
+        try await origin.release(path: "/held")
+        #expect(run.code == 1)
+        let failures = try #require(try run.object()["failures"] as? [[String: Any]])
+        let error = try #require(failures.first?["error"] as? String)
+        #expect(error.contains("not stored: body of 3000000 bytes is over the 1048576-byte entry limit of 1.0 MiB (--max-entry; default an eighth of --max-disk); not fetched"),
+                "\(error)")
+        #expect(try Self.tmpFiles(cli).isEmpty)
+        #expect((try await cli.run(["ls", "--json"]).json() as? [[String: Any]])?.isEmpty == true)
+    }
+
     @Test func aBodyWithoutRoomBesideThePinnedEntriesIsAFailureAndLeavesNoFile() async throws {
         let origin = try await OriginServer.start()
         defer { origin.stop() }
