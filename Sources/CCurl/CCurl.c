@@ -245,3 +245,110 @@ CURLUcode (curl_url_set)(CURLU *url, CURLUPart what, const char *part, unsigned 
 }
 char *(curl_version)(void) { return dlc_ready() ? DLC_F.version() : (char *)dlc_error; }
 curl_version_info_data *(curl_version_info)(CURLversion age) { return dlc_ready() ? DLC_F.version_info(age) : NULL; }
+
+// ---- Connections left with bytes nobody asked for (RFC 9112 §6.3) ----
+//
+// libcurl 7.88 reads a body of known length exactly and puts the connection back in its pool; bytes an origin
+// sent past the end stay in the socket, and a later request reusing the connection would take them as its own
+// response (its check before reuse only looks for a closed peer). So just before a request is sent on a
+// connection (CURLOPT_PREREQFUNCTION: the connection is this transfer's alone then), a connection that already
+// holds bytes is shut down: libcurl finds it dead, closes it, never reuses it, and retries the request on a fresh
+// connection (its own retry of a reused connection that failed before any byte was received).
+//
+// The callback is told the connection's ports, not its socket: the sockets libcurl opens are recorded
+// (CURLOPT_SOCKOPTFUNCTION) and their ports learned once connected; a socket is acted on only after its ports
+// were read again from the socket itself, so a recorded number that now names another file is never touched.
+
+#include <errno.h>
+#include <netinet/in.h>
+
+// Whether socket `s` holds at least one unread byte (never blocks; a closed or failed socket holds none).
+static int dlc_has_unread_input(curl_socket_t s) {
+    char byte;
+    ssize_t n;
+    do { n = recv(s, &byte, 1, MSG_PEEK | MSG_DONTWAIT); } while (n < 0 && errno == EINTR);
+    return n > 0;
+}
+
+// The local and peer ports of TCP socket `s`; 0 when not known (not a connected IP socket).
+static void dlc_ports(curl_socket_t s, int *local, int *peer) {
+    struct sockaddr_storage address;
+    socklen_t length = sizeof address;
+    *local = 0;
+    *peer = 0;
+    if (getsockname(s, (struct sockaddr *)&address, &length) == 0) {
+        if (address.ss_family == AF_INET) *local = ntohs(((struct sockaddr_in *)&address)->sin_port);
+        if (address.ss_family == AF_INET6) *local = ntohs(((struct sockaddr_in6 *)&address)->sin6_port);
+    }
+    length = sizeof address;
+    if (getpeername(s, (struct sockaddr *)&address, &length) == 0) {
+        if (address.ss_family == AF_INET) *peer = ntohs(((struct sockaddr_in *)&address)->sin_port);
+        if (address.ss_family == AF_INET6) *peer = ntohs(((struct sockaddr_in6 *)&address)->sin6_port);
+    }
+}
+
+// Sockets libcurl opened, by number: 0 unused, 1 recorded (ports not read yet), 2 ports known.
+#define DLC_SOCKET_SLOTS 4096
+static struct { unsigned char state; int local; int peer; } dlc_sockets[DLC_SOCKET_SLOTS];
+static int dlc_sockets_high = 0;  // one past the highest recorded number
+static pthread_mutex_t dlc_sockets_lock = PTHREAD_MUTEX_INITIALIZER;
+
+// CURLOPT_SOCKOPTFUNCTION: a new socket, before it connects.
+static int dlc_record_socket(void *clientp, curl_socket_t s, curlsocktype purpose) {
+    (void)clientp;
+    if (purpose == CURLSOCKTYPE_IPCXN && s >= 0 && s < DLC_SOCKET_SLOTS) {
+        pthread_mutex_lock(&dlc_sockets_lock);
+        dlc_sockets[s].state = 1;
+        dlc_sockets[s].local = 0;
+        dlc_sockets[s].peer = 0;
+        if (s + 1 > dlc_sockets_high) dlc_sockets_high = s + 1;
+        pthread_mutex_unlock(&dlc_sockets_lock);
+    }
+    return CURL_SOCKOPT_OK;
+}
+
+// The recorded socket connected from `local` to `peer`, or CURL_SOCKET_BAD.
+static curl_socket_t dlc_find_socket(int local, int peer) {
+    curl_socket_t found = CURL_SOCKET_BAD;
+    pthread_mutex_lock(&dlc_sockets_lock);
+    for (int pass = 0; pass < 2 && found == CURL_SOCKET_BAD; pass++) {
+        for (int s = 0; s < dlc_sockets_high; s++) {
+            if (pass == 1 && dlc_sockets[s].state == 1) {
+                int now_local, now_peer;
+                errno = 0;
+                dlc_ports(s, &now_local, &now_peer);
+                if (now_local != 0 && now_peer != 0) {
+                    dlc_sockets[s].state = 2;
+                    dlc_sockets[s].local = now_local;
+                    dlc_sockets[s].peer = now_peer;
+                } else if (errno == EBADF || errno == ENOTSOCK) {
+                    dlc_sockets[s].state = 0;  // closed since, or another kind of file now: forgotten
+                }                              // (a socket not connected yet keeps its slot)
+            }
+            if (dlc_sockets[s].state != 2 || dlc_sockets[s].local != local || dlc_sockets[s].peer != peer) continue;
+            int now_local, now_peer;
+            dlc_ports(s, &now_local, &now_peer);
+            if (now_local == local && now_peer == peer) {
+                found = s;
+                break;
+            }
+            dlc_sockets[s].state = 1;  // the number names another socket (or file) now
+        }
+    }
+    pthread_mutex_unlock(&dlc_sockets_lock);
+    return found;
+}
+
+// CURLOPT_PREREQFUNCTION: the connection is set up (new or reused); the request is not sent yet.
+static int dlc_prereq_check(void *clientp, char *primary_ip, char *local_ip, int primary_port, int local_port) {
+    (void)clientp; (void)primary_ip; (void)local_ip;
+    curl_socket_t s = dlc_find_socket(local_port, primary_port);
+    if (s != CURL_SOCKET_BAD && dlc_has_unread_input(s)) shutdown(s, SHUT_RDWR);
+    return CURL_PREREQFUNC_OK;
+}
+
+CURLcode dlc_easy_check_connection_before_request(CURL *handle) {
+    CURLcode result = curl_easy_setopt(handle, CURLOPT_SOCKOPTFUNCTION, dlc_record_socket);
+    if (result != CURLE_OK) return result;
+    return curl_easy_setopt(handle, CURLOPT_PREREQFUNCTION, dlc_prereq_check);
+}

@@ -202,6 +202,12 @@ extension CurlTransport {
         if !paced, request.url.scheme?.lowercased() == "https" {
             check(dlc_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1), "PIPEWAIT")
         }
+        // Plain HTTP/1: a connection holding bytes past the end of its last response (RFC 9112 §6.3) is not
+        // reused: checked just before each request is sent on it. Over TLS such bytes wait in the TLS library's
+        // buffer, out of sight of a check of the socket.
+        if request.url.scheme?.lowercased() == "http" {
+            check(dlc_easy_check_connection_before_request(easy), "PREREQFUNCTION")
+        }
         check(dlc_easy_setopt_long(easy, CURLOPT_HTTP_CONTENT_DECODING, 0), "HTTP_CONTENT_DECODING")
         check(dlc_easy_setopt_write_callback(easy, CURLOPT_HEADERFUNCTION, curlHeaderCallback), "HEADERFUNCTION")
         check(dlc_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, transfer.userData), "HEADERDATA")

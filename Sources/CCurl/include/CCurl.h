@@ -67,4 +67,10 @@ static inline CURLMcode dlc_multi_setopt_long(CURLM *multi, CURLMoption option, 
     return curl_multi_setopt(multi, option, value);
 }
 
+/// Sets `handle`'s CURLOPT_SOCKOPTFUNCTION and CURLOPT_PREREQFUNCTION so that a plain-HTTP/1 connection is checked
+/// just before a request is sent on it: one that already holds bytes nobody asked for (sent past the end of an
+/// earlier response, RFC 9112 §6.3, or while it was idle) is shut down instead of being read as this request's
+/// response; libcurl then retries the request on a fresh connection.
+CURLcode dlc_easy_check_connection_before_request(CURL *handle);
+
 #endif
