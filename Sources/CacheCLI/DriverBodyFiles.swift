@@ -20,29 +20,21 @@ final class DriverBodyFiles: Sendable {
     private let state = Mutex(State())
     private let folder = PrivateDirectory(prefix: "dlcache-driver-", filePrefix: "body-")
 
-    /// The session's directory, created on first use, and the number of the next file in it.
-    /// - Throws: ``DriverBodyFileError`` when the directory cannot be made.
-    private func directory() throws(DriverBodyFileError) -> (path: String, name: Int) {
-        let path: String
-        do {
-            path = try folder.path()
-        } catch {
-            throw DriverBodyFileError(error.description)
-        }
+    /// Writes `data` to a new private file (created relative to the session's directory, never through a path
+    /// another user could redirect) and returns its path.
+    /// - Throws: ``DriverBodyFileError`` when the file cannot be created or written.
+    func write(_ data: Data) throws(DriverBodyFileError) -> String {
         let number = state.withLock { state -> Int in
             state.next += 1
             return state.next
         }
-        return (path, number)
-    }
-
-    /// Writes `data` to a new private file and returns its path.
-    /// - Throws: ``DriverBodyFileError`` when the file cannot be created or written.
-    func write(_ data: Data) throws(DriverBodyFileError) -> String {
-        let (location, number) = try directory()
-        let path = location + "/" + folder.filePrefix + "\(number)"
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw DriverBodyFileError("cannot create \(path): \(String(cString: strerror(errno)))") }
+        let path: String
+        let fd: Int32
+        do {
+            (path, fd) = try folder.createFile(named: folder.filePrefix + "\(number)")
+        } catch {
+            throw DriverBodyFileError(error.description)
+        }
         defer { close(fd) }
         let complete = data.withUnsafeBytes { raw -> Bool in
             guard let base = raw.baseAddress else { return true }

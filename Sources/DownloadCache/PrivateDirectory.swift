@@ -73,7 +73,7 @@ package final class PrivateDirectory: Sendable {
     /// ``url()`` as a path.
     /// - Throws: ``Failure`` saying why the directory cannot be made (mkdtemp's error, or what was found there).
     package func path() throws(Failure) -> String {
-        let parent = self.parent ?? PlatformIntegration.temporaryDirectory(environment: ProcessInfo.processInfo.environment)
+        let parent = try Self.safeParent(self.parent ?? PlatformIntegration.temporaryDirectory(environment: ProcessInfo.processInfo.environment))
         let sweeps = state.withLock { state -> Bool in
             defer { state.swept = true }
             return !state.swept && state.made == nil
@@ -91,6 +91,40 @@ package final class PrivateDirectory: Sendable {
             state.made = made
             return made.path
         }
+    }
+
+    /// `parent` when no other user can rename or replace what this user makes in it — it is this user's or
+    /// root's, and writable by others only with the sticky bit (as `/tmp` is) — else `/tmp` when that is so.
+    /// In a directory another user controls, the name of a private directory (and of every file in it) could be
+    /// swapped for theirs between a check and a use.
+    /// - Throws: ``Failure`` naming the directory refused when neither is safe.
+    static func safeParent(_ parent: String) throws(Failure) -> String {
+        func isSafe(_ path: String) -> Bool {
+            var info = cs_file_info()
+            guard cs_stat_path(path, 1, &info) == 0, info.kind == CS_KIND_DIRECTORY.rawValue else { return false }
+            guard info.owner == cs_user_id() || info.owner == 0 else { return false }
+            return info.permissions & 0o022 == 0 || info.permissions & 0o1000 != 0
+        }
+        if isSafe(parent) { return parent }
+        if parent != "/tmp", isSafe("/tmp") { return "/tmp" }
+        throw Failure(description: "\(parent) can be written by another user (not owned by this user or root, or "
+                      + "writable by others without the sticky bit): no private files are made there")
+    }
+
+    /// Creates the new file `name` (mode 0600, no link followed) inside the directory, relative to its held
+    /// descriptor (so a name swapped in the parent meanwhile is never written through), making the directory
+    /// first when needed; returns its path and a descriptor open for writing (the caller closes it).
+    /// - Throws: ``Failure`` when the directory cannot be made or the file cannot be created.
+    package func createFile(named name: String) throws(Failure) -> (path: String, fd: Int32) {
+        let directory = try path()
+        let fd = state.withLock { state -> Int32 in
+            guard let made = state.made else { return -1 }
+            return cs_open_file_at(made.fd, name, CS_OPEN_WRITE, CS_OPEN_CREATE_NEW, 0o600)
+        }
+        guard fd >= 0 else {
+            throw Failure(description: "cannot create \(directory)/\(name): \(ErrorWords.systemMessage(Int(cs_errno())))")
+        }
+        return (directory + "/" + name, fd)
     }
 
     /// Makes `<parent>/<prefix>XXXXXX`, opens it (no link followed), checks it, locks it and marks it locked.
