@@ -17,6 +17,10 @@ package struct DriverSessionOptions: Sendable {
     package var maxInFlight = defaultMaxInFlight
     /// Bodies larger than this many bytes are answered with `"bodyFile"` instead of inline.
     package var inlineBodyLimit = defaultInlineBodyLimit
+    /// Bytes the answer lines being encoded or waiting to be written may take at once (each counted as 8 × its
+    /// inline body + 4 KiB, over what escaping and `bodyBase64` can make of it); an answer that would go over
+    /// waits until earlier ones are written (one alone always proceeds). Default 256 MiB.
+    package var answerMemoryBudget: Int64 = 256 << 20
     /// `--max-time` / `--stall-timeout` for every request of the session (default: the library's).
     package var limits = FetchLimits()
 
@@ -48,6 +52,7 @@ package final class DriverSession: Sendable {
     package let options: DriverSessionOptions
     private let output: DriverOutput
     private let bodyFiles = DriverBodyFiles()
+    private let answerMemory: DriverByteBudget
 
     /// Creates a session over `cache` that writes each answer line (JSON + `\n`) with one call of `write`, which
     /// returns 0 or the `errno` of a failed write.
@@ -61,6 +66,7 @@ package final class DriverSession: Sendable {
         self.cache = cache
         self.options = options
         self.output = DriverOutput(write: write)
+        self.answerMemory = DriverByteBudget(limit: max(1, options.answerMemoryBudget))
     }
 
     /// Creates a session whose `write` cannot fail (a capture in memory).
@@ -124,7 +130,11 @@ package final class DriverSession: Sendable {
                 running += 1
                 group.addTask { [self] in
                     let answer = await self.answer(bytes: line)
+                    // Encoded only once its line's memory is free: the lines in flight cannot add up past the budget.
+                    let cost = answerMemory.acquire(answer.encodingCost)
+                    await cost.ready()
                     await self.output.writeLine(answer.jsonBytes(terminator: [0x0A]))
+                    answerMemory.release(cost)
                     limit?.release()
                 }
             }
@@ -305,5 +315,84 @@ final class DriverOutput: Sendable {
         }
         thread.name = "dlcache-driver-stdout"
         thread.start()
+    }
+}
+
+extension DriverResponse {
+    /// Bytes encoding this answer may take at most, for ``DriverSessionOptions/answerMemoryBudget``: 8 × an inline
+    /// body (kept, escaped up to 6 ×, base64 4/3 ×) + 4 KiB for the rest of the line.
+    var encodingCost: Int64 {
+        if case .response(_, _, _, _, .bytes(let data), _) = self { return Int64(data.count) * 8 + 4_096 }
+        return 4_096
+    }
+}
+
+/// A budget of bytes shared by the answers of a session, granted in arrival order; a request larger than the
+/// whole budget is granted once nothing else holds any.
+final class DriverByteBudget: Sendable {
+    /// One request: its size and, once granted, nothing more to wait for.
+    final class Grant: Sendable {
+        let bytes: Int64
+        private let state = Mutex<(granted: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
+        init(bytes: Int64) { self.bytes = bytes }
+
+        /// Whether the grant is made.
+        var isGranted: Bool { state.withLock { $0.granted } }
+
+        /// Returns once the grant is made.
+        func ready() async {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let now = state.withLock { state -> Bool in
+                    if state.granted { return true }
+                    state.waiter = continuation
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+        }
+
+        fileprivate func grant() {
+            let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                state.granted = true
+                defer { state.waiter = nil }
+                return state.waiter
+            }
+            waiter?.resume()
+        }
+    }
+
+    private let limit: Int64
+    private let state = Mutex<(used: Int64, waiting: [Grant])>((0, []))
+
+    init(limit: Int64) { self.limit = limit }
+
+    /// Asks for `bytes` (at most the whole budget is counted); wait for ``Grant/ready()``, then ``release(_:)``.
+    func acquire(_ bytes: Int64) -> Grant {
+        let grant = Grant(bytes: min(max(0, bytes), limit))
+        let now = state.withLock { state -> Bool in
+            guard state.waiting.isEmpty, state.used + grant.bytes <= limit else {
+                state.waiting.append(grant)
+                return false
+            }
+            state.used += grant.bytes
+            return true
+        }
+        if now { grant.grant() }
+        return grant
+    }
+
+    /// Gives `grant`'s bytes back and grants the waiting requests that now fit, in order.
+    func release(_ grant: Grant) {
+        let granted = state.withLock { state -> [Grant] in
+            state.used -= grant.bytes
+            var granted: [Grant] = []
+            while let next = state.waiting.first, state.used + next.bytes <= limit {
+                state.waiting.removeFirst()
+                state.used += next.bytes
+                granted.append(next)
+            }
+            return granted
+        }
+        for next in granted { next.grant() }
     }
 }
