@@ -9,7 +9,22 @@ import Darwin
 /// `\n` is still a line. Lines are handed out as bytes; ``feed(_:)`` and ``finish()`` decode them as text
 /// (bytes that are not valid UTF-8 become U+FFFD).
 struct DriverLineSplitter: Sendable {
+    /// The longest line kept, in bytes (64 MiB); a longer one is not held: its bytes are dropped as they arrive
+    /// and it is handed out as ``oversizedLine``.
+    static let maxLineBytes = 64 << 20
+    /// What a line over ``maxLineBytes`` is handed out as (a NUL starts no JSON text): the session answers it with
+    /// an error line.
+    static let oversizedLine: [UInt8] = [0x00] + Array("oversized".utf8)
+
     private var pending: [UInt8] = []
+    /// Set while the bytes of a line over the limit are being dropped, up to its `\n`.
+    private var discarding = false
+    private let limit: Int
+
+    /// A splitter that keeps lines of up to `limit` bytes.
+    init(limit: Int = maxLineBytes) {
+        self.limit = max(1, limit)
+    }
 
     /// Appends `chunk` and calls `line` with every line it completes, in order.
     ///
@@ -21,7 +36,11 @@ struct DriverLineSplitter: Sendable {
         while start < chunk.count, let found = memchr(base + start, 0x0A, chunk.count - start) {
             let newline = base.distance(to: UnsafeRawPointer(found))
             let piece = UnsafeRawBufferPointer(start: base + start, count: newline - start)
-            if pending.isEmpty {
+            if discarding || pending.count + piece.count > limit {
+                discarding = false
+                pending = []
+                line(Self.oversizedLine)
+            } else if pending.isEmpty {
                 line(Self.trimmed(Array(piece)))
             } else {
                 pending.append(contentsOf: piece)
@@ -30,14 +49,22 @@ struct DriverLineSplitter: Sendable {
             }
             start = newline + 1
         }
-        if start < chunk.count {
+        guard start < chunk.count, !discarding else { return }
+        if pending.count + (chunk.count - start) > limit {
+            discarding = true
+            pending = []
+        } else {
             pending.append(contentsOf: UnsafeRawBufferPointer(start: base + start, count: chunk.count - start))
         }
     }
 
     /// The unterminated last line at end of input as bytes, or `nil` when nothing is pending.
     mutating func finishBytes() -> [UInt8]? {
-        defer { pending = [] }
+        defer {
+            pending = []
+            discarding = false
+        }
+        if discarding { return Self.oversizedLine }
         return pending.isEmpty ? nil : Self.trimmed(pending)
     }
 

@@ -155,6 +155,9 @@ package final class DriverSession: Sendable {
 
     /// The answer to one request line given as bytes.
     func answer(bytes line: [UInt8]) async -> DriverResponse {
+        if line == DriverLineSplitter.oversizedLine {
+            return .error(id: nil, message: "malformed line: longer than \(DriverLineSplitter.maxLineBytes) bytes (not read)")
+        }
         let request: DriverRequest
         let parsed = line.withUnsafeBytes { raw in
             Result { () throws(DriverLineError) in try DriverRequest.parse(bytes: raw) }

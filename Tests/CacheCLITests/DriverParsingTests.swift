@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import HTTPCacheSemantics
+import DownloadCache
 @testable import CacheCLI
 
 /// The driver's line formats without any network: request parsing, answer encoding, header forwarding, line
@@ -94,6 +95,26 @@ import HTTPCacheSemantics
         #expect(splitter.finish() == "{\"c\":3}")
         #expect(splitter.finish() == nil)
         #expect(splitter.feed(Data([0x66, 0xFF, 0x0A])) == ["f\u{FFFD}"])
+    }
+
+    /// A line over the limit is never held: its bytes are dropped as they arrive, and it comes out as the marker
+    /// the session answers with an error line; the lines around it are untouched.
+    @Test func aLineOverTheLimitIsDroppedAndMarked() async throws {
+        var splitter = DriverLineSplitter(limit: 10)
+        let marker = String(decoding: DriverLineSplitter.oversizedLine, as: UTF8.self)
+        #expect(splitter.feed(Data("short\n0123456".utf8)) == ["short"])
+        #expect(splitter.feed(Data(String(repeating: "x", count: 30).utf8)) == [])
+        #expect(splitter.feed(Data("yy\nnext\n0123456789ABC\n".utf8)) == [marker, "next", marker])
+        #expect(splitter.feed(Data("0123456789".utf8)) == [])
+        #expect(splitter.feed(Data("Z".utf8)) == [])
+        #expect(splitter.finish() == marker)
+        #expect(splitter.finish() == nil)
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let session = DriverSession(cache: try DownloadCache(configuration: .init(directory: cli.directory)),
+                                    write: { (_: Data) in })
+        let answer = await session.answer(bytes: DriverLineSplitter.oversizedLine)
+        #expect(answer == .error(id: nil, message: "malformed line: longer than \(DriverLineSplitter.maxLineBytes) bytes (not read)"))
     }
 
     @Test("blank lines are recognised", arguments: [("", true), ("  \t\r", true), (" x ", false), ("{}", false)])
