@@ -42,7 +42,8 @@ package enum DriverCommand: Command {
         (RFC 9111 5.2.1.7). A "Range" header with one byte range is answered from a stored full response (206 \
         with Content-Range, or 416) without asking the origin while it is fresh; several ranges go to the origin \
         uncached, a range of a URL with nothing stored goes to the origin and its 206 is kept as partial content \
-        when it starts at byte 0 (RFC 9110 14). Blank lines are ignored; a malformed line gets an error line. When stdin closes, \
+        when it starts at byte 0 (RFC 9110 14). Blank lines are ignored; a malformed line (not JSON, not UTF-8, over 64 MiB) gets an error line; \
+        a number id is echoed exactly as written, however large. When stdin closes, \
         in-flight requests are answered and background revalidations (stale-while-revalidate) finish and are \
         stored, then the command exits 0. When an answer cannot be written (the reader went away, a full disk), \
         the driver reads no further line, cancels the requests in flight and exits 23.

@@ -3,10 +3,11 @@ import Foundation
 /// Parses one driver request line (RFC 8259 JSON text whose top level is an object) straight from its bytes,
 /// without building a `String` of the whole line first.
 ///
-/// Strings are decoded from their bytes in one go when they hold no escapes; bytes that are not valid UTF-8
-/// become U+FFFD (as the line reader always did). Numbers: a plainly written integer that fits in 64 bits is an
-/// integer; any other number (fraction, exponent, `-0`, beyond 64 bits) keeps its JSON text, so an id is echoed
-/// exactly as given. Nesting is limited to ``maximumDepth`` so a hostile line cannot exhaust the stack.
+/// Strings are decoded from their bytes in one go when they hold no escapes; a string whose bytes are not valid
+/// UTF-8 makes the line malformed (RFC 8259 §8.1: an id, URL or header changed into U+FFFD would no longer be the
+/// caller's). Numbers: a plainly written integer that fits in 64 bits is an integer; any other number (fraction,
+/// exponent, `-0`, beyond 64 bits or beyond a `Double`'s range) keeps its JSON text, so an id is echoed exactly
+/// as given. Nesting is limited to ``maximumDepth`` so a hostile line cannot exhaust the stack.
 struct DriverJSONParser {
     /// The deepest nesting of arrays and objects accepted (a request needs 3).
     static let maximumDepth = 32
@@ -144,7 +145,6 @@ struct DriverJSONParser {
         }
         let text = String(decoding: UnsafeBufferPointer(start: base + start, count: i - start), as: UTF8.self)
         if integral, let value = Int64(text), String(value) == text { return .integer(value) }
-        guard let value = Double(text), value.isFinite else { throw Malformed() }
         return .number(text)
     }
 
@@ -156,7 +156,8 @@ struct DriverJSONParser {
         while i < count {
             let byte = base[i]
             if byte == UInt8(ascii: "\"") {
-                let text = String(decoding: UnsafeBufferPointer(start: base + start, count: i - start), as: UTF8.self)
+                guard let text = String(validating: UnsafeBufferPointer(start: base + start, count: i - start),
+                                        as: UTF8.self) else { throw Malformed() }
                 i += 1
                 return text
             }
@@ -171,7 +172,8 @@ struct DriverJSONParser {
             switch byte {
             case UInt8(ascii: "\""):
                 i += 1
-                return String(decoding: decoded, as: UTF8.self)
+                guard let text = String(validating: decoded, as: UTF8.self) else { throw Malformed() }
+                return text
             case UInt8(ascii: "\\"):
                 i += 1
                 guard let escape = peek else { throw Malformed() }

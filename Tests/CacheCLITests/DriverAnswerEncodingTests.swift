@@ -219,10 +219,21 @@ struct DriverAnswerEncodingTests {
         #expect(throws: DriverLineError.self) { try DriverRequest.parse(line) }
     }
 
-    @Test func invalidUTF8InsideARequestStringBecomesReplacement() throws {
-        let bytes: [UInt8] = Array(#"{"id": "a"#.utf8) + [0xFF] + Array(#"b", "url": "http://h/"}"#.utf8)
-        let request = try bytes.withUnsafeBytes { try DriverRequest.parse(bytes: $0) }
-        #expect(request.id == .string("a\u{FFFD}b"))
+    /// RFC 8259 §8.1: a request line is UTF-8; an id (or URL, header) with other bytes would be echoed changed,
+    /// so the line is refused, with or without escapes in the string.
+    @Test(arguments: [#"{"id": "a"#, #"{"id": "\n a"#])
+    func invalidUTF8InsideARequestStringIsRefused(prefix: String) throws {
+        let bytes: [UInt8] = Array(prefix.utf8) + [0xFF] + Array(#"b", "url": "http://h/"}"#.utf8)
+        #expect(throws: DriverLineError.self) { try bytes.withUnsafeBytes { try DriverRequest.parse(bytes: $0) } }
+    }
+
+    /// Numbers a 64-bit integer cannot hold — and ones a `Double` cannot either — are ids echoed as written.
+    @Test func numberIDsBeyondEveryBinaryTypeAreKeptAsWritten() throws {
+        let digits = "1" + String(repeating: "0", count: 100_000)
+        for text in [digits, "1e400", "-1.5E-400"] {
+            let request = try DriverRequest.parse(#"{"id": \#(text), "url": "http://h/"}"#)
+            #expect(request.id == .number(text))
+        }
     }
 
     @Test func bodyFileFlagIsParsed() throws {
