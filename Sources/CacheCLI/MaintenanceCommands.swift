@@ -106,6 +106,7 @@ package enum VerifyCommand: Command {
         if parsed.flag("json") {
             let object: [String: Any] = [
                 "checked": report.checked,
+                "checkedPartials": report.checkedPartials,
                 "ok": report.ok,
                 "problems": problems.map {
                     ["url": JSONOutput.orNull($0.url), "kind": $0.kind, "detail": $0.detail, "kept": $0.kept] as [String: Any]
@@ -117,7 +118,9 @@ package enum VerifyCommand: Command {
         } else {
             for p in problems { context.console.out("\(p.kind): \(p.url.map(TerminalText.escaped) ?? "-"): \(TerminalText.escaped(p.detail))\(p.kept ? " (kept)" : "")") }
             let verdict = report.ok ? "ok" : "\(problems.count) problem\(problems.count == 1 ? "" : "s")"
-            context.console.out("checked \(report.checked) \(report.checked == 1 ? "entry" : "entries"): \(verdict)"
+            let partials = report.checkedPartials == 0 ? ""
+                : " and \(report.checkedPartials) partial download\(report.checkedPartials == 1 ? "" : "s")"
+            context.console.out("checked \(report.checked) \(report.checked == 1 ? "entry" : "entries")\(partials): \(verdict)"
                 + (repair ? ", repaired \(report.repaired)" : "") + (report.kept > 0 ? ", kept \(report.kept)" : ""))
         }
         return report.ok || fixed ? 0 : 1

@@ -3,6 +3,40 @@ import CacheSystem
 import Synchronization
 
 extension CacheStore {
+    /// What is wrong with `partial`'s file in `tmp/`, or nil when its verified prefix is intact (read-only: the
+    /// file is neither cut nor extended; a file gone since the listing is no problem — its download ended).
+    private func check(_ partial: PartialRow) -> String? {
+        let path = "tmp/" + partial.file
+        guard BlobFiles.isBlobName(partial.file) else { return "\(path) is not a name the store makes" }
+        if let limit = configuration.partialByteLimit, partial.verified > limit || partial.verified < 0 {
+            return "\(path) claims \(partial.verified) verified bytes, over the partial limit \(limit)"
+        }
+        let fd: Int32
+        do {
+            fd = try BlobFiles.openForReading(files.handles.tmp, partial.file, path: path)
+        } catch {
+            guard error.code != .notFound else {
+                let still = (try? withIndex { (index: StoreIndex) throws(CacheStoreError) -> Bool in
+                    try index.allPartials().contains { $0.file == partial.file }
+                }) ?? false
+                return still ? "\(path) is missing" : nil
+            }
+            return "\(path): \(error.detail)"
+        }
+        defer { _ = cs_close(fd) }
+        var info = cs_file_info()
+        guard cs_stat_fd(fd, &info) == 0 else { return "\(path): fstat failed" }
+        if let reason = info.reasonItIsNotTheStores { return "\(path) \(reason)" }
+        guard info.size >= partial.verified else {
+            return "\(path) is shorter (\(info.size) bytes) than its \(partial.verified) verified bytes"
+        }
+        guard let (count, crc) = try? BlobFiles.checksum(fd: fd, from: 0, count: partial.verified, seed: 0, path: path),
+              count == partial.verified, crc == partial.crc else {
+            return "\(path): the first \(partial.verified) bytes fail their checksum"
+        }
+        return nil
+    }
+
     /// The blob file holding `key`'s body, checked against the index first, for callers that serve the file by path
     /// (a body that does not match its entry is never served).
     ///
@@ -104,6 +138,9 @@ extension CacheStore {
     /// orphans); otherwise it is reported with `isKept` and a detail saying why, and does not count as a failed
     /// repair (`VerificationReport.unresolved`). A directory or other non-file in `blobs/` is deleted whatever
     /// its age (a store never puts one there). A read-only store repairs nothing and says so (kind `"read-only"`).
+    /// Partial downloads kept to resume are checked too (kind `"partial-body"`): a file missing, not a regular
+    /// file of this user, shorter than its verified bytes or whose verified prefix fails its crc32; a repair drops
+    /// such a partial and its file (the next download of the URL starts over).
     /// Never throws: an index that cannot be read is reported as one problem of kind `"index"`.
     public func verify(repair: Bool) -> VerificationReport {
         var report = VerificationReport()
@@ -124,6 +161,19 @@ extension CacheStore {
                 report.problems.append(problem)
                 bad.append((key, row.blobID))
             }
+        }
+        var badPartials: [PartialRow] = []
+        let partials = (try? withIndex { (index: StoreIndex) throws(CacheStoreError) -> [PartialRow] in
+            try index.allPartials()
+        }) ?? []
+        for partial in partials {
+            guard let detail = check(partial) else {
+                report.checkedPartials += 1
+                continue
+            }
+            report.checkedPartials += 1
+            report.problems.append(.init(key: partial.key, kind: "partial-body", detail: detail))
+            badPartials.append(partial)
         }
         let orphans = findOrphans(rows)
         let accounting = try? withIndex { (index: StoreIndex) throws(CacheStoreError) -> Bool in
@@ -150,6 +200,15 @@ extension CacheStore {
         for (key, blob) in bad {
             drop(key, blobID: blob)
             report.repaired += 1
+        }
+        for partial in badPartials {
+            do {
+                try dropPartial(file: partial.file)
+                files.removeTemporary(partial.file)
+                report.repaired += 1
+            } catch {
+                log("verify: cannot drop the partial \(partial.file): \(error)")
+            }
         }
         let outcome = removeOrphans(orphans)
         report.problems += outcome.problems

@@ -110,6 +110,8 @@ public struct VerificationReport: Sendable {
 
     /// Number of entries whose body was read and checked.
     public var checked: Int
+    /// Number of partial downloads (kept to resume) whose verified prefix was read and checked.
+    public var checkedPartials = 0
     /// Every problem found, in the order found (kept ones included, marked `isKept`).
     public var problems: [Problem]
     /// Number of problems fixed (rows deleted, orphan files or directories removed, totals rewritten); 0 without
