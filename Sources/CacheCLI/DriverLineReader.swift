@@ -96,7 +96,11 @@ final class DriverInFlightLimit: Sendable {
     /// Creates a limit of `slots` lines (at least 1).
     init(slots: Int) {
         self.slots = max(1, slots)
-        semaphore = DispatchSemaphore(value: self.slots)
+        // Made at 0 and raised to `slots`: libdispatch traps when a semaphore is freed below the value it was
+        // made with, and a session that stops early (its output failed) never gets back the slots of the lines
+        // the reader had already handed out.
+        semaphore = DispatchSemaphore(value: 0)
+        for _ in 0..<self.slots { semaphore.signal() }
     }
 
     /// Takes a slot, blocking the calling thread while none is free (only the reader thread calls this).

@@ -86,6 +86,43 @@ import Darwin
         #expect(asked < 10, "\(asked) of \(total) requests reached the origin after the output failed")
     }
 
+    /// A limit freed while lines still hold slots (a session that stopped early) is no crash: libdispatch traps
+    /// when a semaphore is freed below the value it was made with.
+    @Test func anInFlightLimitFreedWithSlotsTakenIsFine() {
+        var limit: DriverInFlightLimit? = DriverInFlightLimit(slots: 4)
+        for _ in 0..<3 { limit?.acquire() }
+        limit = nil
+        #expect(limit == nil)
+    }
+
+    /// The real binary writing to a full disk with more lines than `--max-in-flight` read ahead: exit 23 with the
+    /// error line (the limit's semaphore, freed with slots still taken, crashed the process with SIGILL).
+    @Test(.enabled(if: DriverProcess.binaryURL != nil, "dlcache binary not built next to the tests"))
+    func aDriverWritingToAFullDiskExits23() async throws {
+        let binary = try #require(DriverProcess.binaryURL)
+        let origin = try await OriginServer.start()
+        defer { origin.stop() }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-lost-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let total = 100
+        try await origin.configure(path: "/slow", headers: [("Cache-Control", "no-store")], body: "x", delay: 0.2)
+        var lines = ""
+        for i in 0..<total {
+            let url = origin.url("/slow?\(i)").absoluteString
+            lines += #"{"id":\#(i),"url":"\#(url)"}"# + "\n"
+        }
+        let input = directory.appendingPathComponent("lines.jsonl")
+        try Data(lines.utf8).write(to: input)
+        for _ in 0..<3 {
+            let run = try await ChildProcess.run(["/bin/sh", "-c", "exec \"$0\" driver --cache-dir \"$1\" < \"$2\" > /dev/full",
+                                                  binary.path, directory.appendingPathComponent("cache").path, input.path],
+                                                 timeout: .seconds(120))
+            #expect(run.status == 23, "\(run.termination) \(run.errorOutput)")
+            #expect(run.errorOutput.contains("cannot write to standard output: No space left on device"), "\(run.errorOutput)")
+        }
+    }
+
     /// The real binary behind `| head -c 10`: exit 23, soon, without fetching every line.
     @Test(.enabled(if: DriverProcess.binaryURL != nil, "dlcache binary not built next to the tests"))
     func aDriverPipedIntoHeadExits23WithoutFetchingEverything() async throws {
