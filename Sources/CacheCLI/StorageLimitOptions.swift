@@ -13,8 +13,8 @@ enum StorageLimitOptions {
     /// The two options, in help order.
     static let options: [OptionSpec] = [
         OptionSpec("max-disk", .value("size"), help: "Most bytes of bodies on disk, complete and partial, > 0: 65536, 512K, 10MB, 1.5G (K/M/G = 1024-based, also as KiB/MiB/GiB; default 1G); over it the least recently used unpinned ones are evicted."),
-        OptionSpec("max-entry", .value("size"), help: "Largest body stored, > 0, same units, at most max-disk (default: max-disk/8); a larger one, or one that does not fit beside the pinned entries, is delivered with a warning, not stored, and nothing is evicted (an interrupted download of it is still kept, within max-disk, to resume)."),
-        OptionSpec("max-filesize", .value("size"), help: "Largest body fetched, > 0, same units (like curl's): one announced larger fails at once, any other once it grows past it; exit 63, nothing stored (default: no limit; a body of unknown length still stops at 4 GiB)."),
+        OptionSpec("max-entry", .value("size"), help: "Largest body stored, > 0, same units, at most max-disk (default: max-disk/8); a larger one, or one that does not fit beside the pinned entries, is delivered with a warning, not stored, and nothing is evicted (an interrupted download of it is still kept, within max-disk, to resume); prefetch lists it as failed and stops downloading it once it is known to be larger."),
+        OptionSpec("max-filesize", .value("size"), help: "Largest body fetched, > 0, same units (like curl's): one announced larger fails at once, any other once it grows past it; nothing stored: get exits 63, prefetch lists the URL as failed, the driver answers an error line (default: no limit; a body of unknown length still stops at 4 GiB)."),
     ]
 
     /// The two options for `stats`, which reports against the limits and removes nothing.

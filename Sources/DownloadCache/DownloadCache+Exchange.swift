@@ -96,14 +96,22 @@ extension DownloadCache {
                               var refused = bodyCap.map {
                                   Self.capBody(of: head, at: $0, held: resumed?.held ?? 0, in: sink.file)
                               } ?? false
+                              // Fetching only to store: a storable 200 over the entry limit is refused at its first
+                              // byte when its length is announced, else stopped once it grows past the limit.
                               if let entryLimit, !refused, head.status == 200,
-                                 let announced = RFC9110.completeLength(head.headers), announced > entryLimit,
                                  RFC9111.storability(request: original, response: CacheResponse(status: head.status, headers: head.headers),
                                                      mode: mode, ignoreServerCacheControl: ignoreServerCacheControl,
                                                      targetedFields: targetedFields).isStorable {
-                                  sink.file.cap(atMost: 0, reason: "not stored: body of \(announced) bytes is over the "
-                                                + "\(entryLimit)-byte \(Self.entryLimitWords); not fetched")
-                                  refused = true
+                                  if let announced = RFC9110.completeLength(head.headers) {
+                                      if announced > entryLimit {
+                                          sink.file.cap(atMost: 0, reason: "not stored: body of \(announced) bytes is over the "
+                                                        + "\(entryLimit)-byte \(Self.entryLimitWords); not fetched")
+                                          refused = true
+                                      }
+                                  } else {
+                                      sink.file.cap(atMost: entryLimit, reason: "not stored: the body went over the "
+                                                    + "\(entryLimit)-byte \(Self.entryLimitWords); stopped there")
+                                  }
                               }
                               // A body refused at its first byte is not registered as a partial: one kept from an
                               // earlier transfer of the URL stays.

@@ -57,6 +57,27 @@ import CacheTestSupport
         #expect((try await cli.run(["ls", "--json"]).json() as? [[String: Any]])?.isEmpty == true)
     }
 
+    /// Without a Content-Length the size is learned as the body arrives: the download stops once it passes the
+    /// limit. The origin holds this one after 2 MB for 60 s, so a prefetch that read on would still be waiting.
+    @Test func aBodyOfUnknownLengthStopsAtTheEntryLimit() async throws {
+        let origin = try await OriginServer.start()
+        defer { origin.stop() }
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        try await origin.configure(path: "/unframed", headers: [("Cache-Control", "max-age=600")], size: 3_000_000,
+                                   noContentLength: true, holdAfter: 2_000_000)
+        let started = ContinuousClock.now
+        let run = await cli.run(["prefetch", "--json", "--max-entry", "1M", "-"], stdin: origin.url("/unframed").absoluteString + "\n")
+        #expect(ContinuousClock.now - started < .seconds(50), "the prefetch waited for the held body")
+        try await origin.release(path: "/unframed")
+        #expect(run.code == 1)
+        let failures = try #require(try run.object()["failures"] as? [[String: Any]])
+        let error = try #require(failures.first?["error"] as? String)
+        #expect(error.contains("not stored: the body went over the 1048576-byte entry limit of 1.0 MiB (--max-entry"), "\(error)")
+        #expect(error.contains("stopped there"), "\(error)")
+        #expect(try Self.tmpFiles(cli).isEmpty)
+    }
+
     @Test func aBodyWithoutRoomBesideThePinnedEntriesIsAFailureAndLeavesNoFile() async throws {
         let origin = try await OriginServer.start()
         defer { origin.stop() }
