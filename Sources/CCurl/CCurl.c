@@ -255,12 +255,15 @@ curl_version_info_data *(curl_version_info)(CURLversion age) { return dlc_ready(
 // holds bytes is shut down: libcurl finds it dead, closes it, never reuses it, and retries the request on a fresh
 // connection (its own retry of a reused connection that failed before any byte was received).
 //
-// The callback is told the connection's ports, not its socket: the sockets libcurl opens are recorded
-// (CURLOPT_SOCKOPTFUNCTION) and their ports learned once connected; a socket is acted on only after its ports
-// were read again from the socket itself, so a recorded number that now names another file is never touched.
+// The callback is told the connection's addresses and ports, not its socket: every socket libcurl opens is
+// recorded (CURLOPT_SOCKOPTFUNCTION; a socket that cannot be recorded is refused) and its endpoints learned once
+// connected; a socket is acted on only after its local and peer address and port were read again from the socket
+// itself, so a recorded number that now names another file is never touched.
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <stdlib.h>
 
 // Whether socket `s` holds at least one unread byte (never blocks; a closed or failed socket holds none).
 static int dlc_has_unread_input(curl_socket_t s) {
@@ -270,69 +273,95 @@ static int dlc_has_unread_input(curl_socket_t s) {
     return n > 0;
 }
 
-// The local and peer ports of TCP socket `s`; 0 when not known (not a connected IP socket).
-static void dlc_ports(curl_socket_t s, int *local, int *peer) {
-    struct sockaddr_storage address;
-    socklen_t length = sizeof address;
-    *local = 0;
-    *peer = 0;
-    if (getsockname(s, (struct sockaddr *)&address, &length) == 0) {
-        if (address.ss_family == AF_INET) *local = ntohs(((struct sockaddr_in *)&address)->sin_port);
-        if (address.ss_family == AF_INET6) *local = ntohs(((struct sockaddr_in6 *)&address)->sin6_port);
-    }
-    length = sizeof address;
-    if (getpeername(s, (struct sockaddr *)&address, &length) == 0) {
-        if (address.ss_family == AF_INET) *peer = ntohs(((struct sockaddr_in *)&address)->sin_port);
-        if (address.ss_family == AF_INET6) *peer = ntohs(((struct sockaddr_in6 *)&address)->sin6_port);
+// The local and peer addresses of TCP socket `s` as text and ports; ports 0 when not known (not a connected IP
+// socket). The text is what libcurl gives its callbacks (inet_ntop).
+typedef struct { char local_ip[INET6_ADDRSTRLEN]; char peer_ip[INET6_ADDRSTRLEN]; int local; int peer; } dlc_endpoints;
+
+static void dlc_address(const struct sockaddr_storage *address, char *ip, int *port) {
+    ip[0] = 0;
+    *port = 0;
+    if (address->ss_family == AF_INET) {
+        const struct sockaddr_in *v4 = (const struct sockaddr_in *)address;
+        if (inet_ntop(AF_INET, &v4->sin_addr, ip, INET6_ADDRSTRLEN) != NULL) *port = ntohs(v4->sin_port);
+    } else if (address->ss_family == AF_INET6) {
+        const struct sockaddr_in6 *v6 = (const struct sockaddr_in6 *)address;
+        if (inet_ntop(AF_INET6, &v6->sin6_addr, ip, INET6_ADDRSTRLEN) != NULL) *port = ntohs(v6->sin6_port);
     }
 }
 
-// Sockets libcurl opened, by number: 0 unused, 1 recorded (ports not read yet), 2 ports known.
-#define DLC_SOCKET_SLOTS 4096
-static struct { unsigned char state; int local; int peer; } dlc_sockets[DLC_SOCKET_SLOTS];
+static void dlc_endpoints_of(curl_socket_t s, dlc_endpoints *e) {
+    struct sockaddr_storage address;
+    socklen_t length = sizeof address;
+    memset(e, 0, sizeof *e);
+    if (getsockname(s, (struct sockaddr *)&address, &length) == 0) dlc_address(&address, e->local_ip, &e->local);
+    length = sizeof address;
+    if (getpeername(s, (struct sockaddr *)&address, &length) == 0) dlc_address(&address, e->peer_ip, &e->peer);
+    if (e->local == 0 || e->peer == 0) e->local = e->peer = 0;
+}
+
+static int dlc_same(const dlc_endpoints *e, const char *local_ip, int local, const char *peer_ip, int peer) {
+    return e->local == local && e->peer == peer && local != 0 && peer != 0
+        && strcmp(e->local_ip, local_ip) == 0 && strcmp(e->peer_ip, peer_ip) == 0;
+}
+
+// Sockets libcurl opened, by number (grown as needed): 0 unused, 1 recorded (endpoints not read yet), 2 known.
+typedef struct { unsigned char state; dlc_endpoints endpoints; } dlc_socket_slot;
+static dlc_socket_slot *dlc_sockets = NULL;
+static int dlc_sockets_capacity = 0;
 static int dlc_sockets_high = 0;  // one past the highest recorded number
 static pthread_mutex_t dlc_sockets_lock = PTHREAD_MUTEX_INITIALIZER;
 
 // CURLOPT_SOCKOPTFUNCTION: a new socket, before it connects.
 static int dlc_record_socket(void *clientp, curl_socket_t s, curlsocktype purpose) {
     (void)clientp;
-    if (purpose == CURLSOCKTYPE_IPCXN && s >= 0 && s < DLC_SOCKET_SLOTS) {
-        pthread_mutex_lock(&dlc_sockets_lock);
-        dlc_sockets[s].state = 1;
-        dlc_sockets[s].local = 0;
-        dlc_sockets[s].peer = 0;
-        if (s + 1 > dlc_sockets_high) dlc_sockets_high = s + 1;
-        pthread_mutex_unlock(&dlc_sockets_lock);
+    if (purpose != CURLSOCKTYPE_IPCXN || s < 0) return CURL_SOCKOPT_OK;
+    pthread_mutex_lock(&dlc_sockets_lock);
+    if (s >= dlc_sockets_capacity) {
+        int capacity = dlc_sockets_capacity ? dlc_sockets_capacity : 256;
+        while (capacity <= s && capacity < (1 << 24)) capacity *= 2;
+        dlc_socket_slot *grown = capacity > s ? realloc(dlc_sockets, (size_t)capacity * sizeof *grown) : NULL;
+        if (grown == NULL) {
+            pthread_mutex_unlock(&dlc_sockets_lock);
+            // Unrecorded, a socket's connection could never be checked: refuse it (the transfer fails).
+            return CURL_SOCKOPT_ERROR;
+        }
+        memset(grown + dlc_sockets_capacity, 0, (size_t)(capacity - dlc_sockets_capacity) * sizeof *grown);
+        dlc_sockets = grown;
+        dlc_sockets_capacity = capacity;
     }
+    dlc_sockets[s].state = 1;
+    memset(&dlc_sockets[s].endpoints, 0, sizeof dlc_sockets[s].endpoints);
+    if (s + 1 > dlc_sockets_high) dlc_sockets_high = s + 1;
+    pthread_mutex_unlock(&dlc_sockets_lock);
     return CURL_SOCKOPT_OK;
 }
 
-// The recorded socket connected from `local` to `peer`, or CURL_SOCKET_BAD.
-static curl_socket_t dlc_find_socket(int local, int peer) {
+// The recorded socket of the connection between these endpoints, or CURL_SOCKET_BAD.
+static curl_socket_t dlc_find_socket(const char *local_ip, int local, const char *peer_ip, int peer) {
     curl_socket_t found = CURL_SOCKET_BAD;
     pthread_mutex_lock(&dlc_sockets_lock);
     for (int pass = 0; pass < 2 && found == CURL_SOCKET_BAD; pass++) {
         for (int s = 0; s < dlc_sockets_high; s++) {
-            if (pass == 1 && dlc_sockets[s].state == 1) {
-                int now_local, now_peer;
+            dlc_socket_slot *slot = &dlc_sockets[s];
+            if (pass == 1 && slot->state == 1) {
                 errno = 0;
-                dlc_ports(s, &now_local, &now_peer);
-                if (now_local != 0 && now_peer != 0) {
-                    dlc_sockets[s].state = 2;
-                    dlc_sockets[s].local = now_local;
-                    dlc_sockets[s].peer = now_peer;
+                dlc_endpoints now;
+                dlc_endpoints_of(s, &now);
+                if (now.local != 0) {
+                    slot->state = 2;
+                    slot->endpoints = now;
                 } else if (errno == EBADF || errno == ENOTSOCK) {
-                    dlc_sockets[s].state = 0;  // closed since, or another kind of file now: forgotten
-                }                              // (a socket not connected yet keeps its slot)
+                    slot->state = 0;  // closed since, or another kind of file now: forgotten
+                }                     // (a socket not connected yet keeps its slot)
             }
-            if (dlc_sockets[s].state != 2 || dlc_sockets[s].local != local || dlc_sockets[s].peer != peer) continue;
-            int now_local, now_peer;
-            dlc_ports(s, &now_local, &now_peer);
-            if (now_local == local && now_peer == peer) {
+            if (slot->state != 2 || !dlc_same(&slot->endpoints, local_ip, local, peer_ip, peer)) continue;
+            dlc_endpoints now;
+            dlc_endpoints_of(s, &now);
+            if (dlc_same(&now, local_ip, local, peer_ip, peer)) {
                 found = s;
                 break;
             }
-            dlc_sockets[s].state = 1;  // the number names another socket (or file) now
+            slot->state = 1;  // the number names another socket (or file) now
         }
     }
     pthread_mutex_unlock(&dlc_sockets_lock);
@@ -341,8 +370,9 @@ static curl_socket_t dlc_find_socket(int local, int peer) {
 
 // CURLOPT_PREREQFUNCTION: the connection is set up (new or reused); the request is not sent yet.
 static int dlc_prereq_check(void *clientp, char *primary_ip, char *local_ip, int primary_port, int local_port) {
-    (void)clientp; (void)primary_ip; (void)local_ip;
-    curl_socket_t s = dlc_find_socket(local_port, primary_port);
+    (void)clientp;
+    if (primary_ip == NULL || local_ip == NULL) return CURL_PREREQFUNC_OK;
+    curl_socket_t s = dlc_find_socket(local_ip, local_port, primary_ip, primary_port);
     if (s != CURL_SOCKET_BAD && dlc_has_unread_input(s)) shutdown(s, SHUT_RDWR);
     return CURL_PREREQFUNC_OK;
 }

@@ -53,34 +53,38 @@ final class BodySink: @unchecked Sendable {
                 // The store's tmp/ vanished or became unwritable: the download must still succeed.
                 writer.abort()
                 slot.content.withLock { $0.writer = nil }
-                let url = Self.privateFileURL(privateDownloads)
-                let descriptor = cs_open_file(url.path, CS_OPEN_WRITE, CS_OPEN_CREATE_NEW, 0o600)
-                guard descriptor >= 0 else {
-                    throw TransportError.other("cannot create body file \(url.path): \(ErrorWords.systemMessage(Int(cs_errno())))")
+                let created: (path: String, fd: Int32)
+                do {
+                    created = try Self.privateFile(privateDownloads)
+                } catch {
+                    throw TransportError.other("cannot create a body file: \(error)")
                 }
-                slot.record(descriptor)
-                return .init(descriptor: descriptor, url: url, ownsDescriptor: true)
+                slot.record(created.fd)
+                return .init(descriptor: created.fd, url: URL(fileURLWithPath: created.path), ownsDescriptor: true)
             }
             // A writer that gave its file up for the private directory is finished and counts nothing.
             file.checksumWrites(into: writer)
         } else {
-            // Only if even the private directory cannot be made: the system temporary directory, under a random name.
+            // No store to write into (read-only, unusable): a file of the private directory in the system
+            // temporary directory, created relative to the directory held open.
             slot = Slot(nil)
-            file = ResponseBodyFile(creatingAt: Self.privateFileURL(cache.privateDownloads))
+            let created: (path: String, fd: Int32)
             do {
-                slot.record(try file.open())
+                created = try Self.privateFile(cache.privateDownloads)
             } catch {
-                throw DownloadError(.storage, "cannot create a file for the downloaded body: \(error)")
+                throw DownloadError(.storage, "cannot create a file for the downloaded body: \(error.description)")
             }
+            slot.record(created.fd)
+            file = ResponseBodyFile(url: URL(fileURLWithPath: created.path), descriptor: created.fd, ownsDescriptor: true)
         }
         file.limitBytes(to: cache.configuration.maxTransferBytes)
     }
 
-    /// A new name in the cache's private directory (the system temporary directory when it cannot be made).
-    private static func privateFileURL(_ privateDownloads: PrivateDirectory) -> URL {
-        privateDownloads.newFileURL()
-            ?? URL(fileURLWithPath: PlatformIntegration.temporaryDirectory(environment: ProcessInfo.processInfo.environment),
-                   isDirectory: true).appendingPathComponent(privateDownloads.filePrefix + UUID().uuidString)
+    /// A new file (mode 0600, open for writing) in the cache's private directory, created relative to it; never
+    /// a name straight in the system temporary directory, where another user might have put something first.
+    /// - Throws: ``PrivateDirectory/Failure`` when the directory cannot be made or the file created.
+    private static func privateFile(_ privateDownloads: PrivateDirectory) throws(PrivateDirectory.Failure) -> (path: String, fd: Int32) {
+        try privateDownloads.createFile(named: privateDownloads.filePrefix + UUID().uuidString)
     }
 
     /// The sink of a resumed partial: `writer`'s file, open after its verified prefix. The transfer may append at

@@ -93,22 +93,34 @@ package final class PrivateDirectory: Sendable {
         }
     }
 
-    /// `parent` when no other user can rename or replace what this user makes in it — it is this user's or
-    /// root's, and writable by others only with the sticky bit (as `/tmp` is) — else `/tmp` when that is so.
-    /// In a directory another user controls, the name of a private directory (and of every file in it) could be
-    /// swapped for theirs between a check and a use.
+    /// `parent` with its links resolved, when no other user can rename or replace anything on its way — every
+    /// directory from `/` down to it is this user's or root's, and writable by others only with the sticky bit (as
+    /// `/tmp` is) — else `/tmp` when that is so. Under a directory another user controls, the name of a private
+    /// directory (and of every file in it) could be swapped for theirs between a check and a use, and a path handed
+    /// to a caller could then lead to their bytes.
     /// - Throws: ``Failure`` naming the directory refused when neither is safe.
     static func safeParent(_ parent: String) throws(Failure) -> String {
-        func isSafe(_ path: String) -> Bool {
+        if let resolved = resolvedIfSafe(parent) { return resolved }
+        if let resolved = resolvedIfSafe("/tmp") { return resolved }
+        throw Failure(description: "\(parent) can be changed by another user (a directory on its way is not owned by "
+                      + "this user or root, or is writable by others without the sticky bit): no private files are made there")
+    }
+
+    /// `path` with every link resolved (`realpath`), or nil when that fails or a directory on the way is unsafe.
+    private static func resolvedIfSafe(_ path: String) -> String? {
+        guard let pointer = realpath(path, nil) else { return nil }
+        let resolved = String(cString: pointer)
+        free(pointer)
+        guard resolved.hasPrefix("/") else { return nil }
+        var prefix = ""
+        for component in [""] + resolved.split(separator: "/").map(String.init) {
+            prefix = component.isEmpty ? "/" : (prefix == "/" ? "/" : prefix + "/") + component
             var info = cs_file_info()
-            guard cs_stat_path(path, 1, &info) == 0, info.kind == CS_KIND_DIRECTORY.rawValue else { return false }
-            guard info.owner == cs_user_id() || info.owner == 0 else { return false }
-            return info.permissions & 0o022 == 0 || info.permissions & 0o1000 != 0
+            guard cs_stat_path(prefix, 0, &info) == 0, info.kind == CS_KIND_DIRECTORY.rawValue,
+                  info.owner == cs_user_id() || info.owner == 0,
+                  info.permissions & 0o022 == 0 || info.permissions & 0o1000 != 0 else { return nil }
         }
-        if isSafe(parent) { return parent }
-        if parent != "/tmp", isSafe("/tmp") { return "/tmp" }
-        throw Failure(description: "\(parent) can be written by another user (not owned by this user or root, or "
-                      + "writable by others without the sticky bit): no private files are made there")
+        return resolved
     }
 
     /// Creates the new file `name` (mode 0600, no link followed) inside the directory, relative to its held

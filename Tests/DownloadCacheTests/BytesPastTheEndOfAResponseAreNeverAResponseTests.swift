@@ -3,6 +3,11 @@ import DownloadCache
 import Foundation
 import HTTPCacheSemantics
 import Testing
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// RFC 9112 §6.3: bytes an origin sends past the end of a response (its Content-Length) are not a response. The
 /// connection holding them is never reused, so they are never taken as the answer to a later request and stored
@@ -57,7 +62,25 @@ import Testing
         await cache.close()
     }
 
-    @Test func bytesArrivingWhileTheConnectionIsIdleAreNotTheNextResponse() async throws {
+    /// `occupied`: descriptors held open first, so the connection's socket gets a number above 4,096 (every socket
+    /// is checked, whatever its number).
+    @Test(arguments: [0, 4_200])
+    func bytesArrivingWhileTheConnectionIsIdleAreNotTheNextResponse(occupied: Int) async throws {
+        var held: [Int32] = []
+        defer { for fd in held { close(fd) } }
+        if occupied > 0 {
+            var limit = rlimit()
+            getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+            try #require(limit.rlim_max >= rlim_t(occupied + 1_024), "the hard descriptor limit is \(limit.rlim_max)")
+            if limit.rlim_cur < rlim_t(occupied + 1_024) {
+                limit.rlim_cur = rlim_t(occupied + 1_024)
+                setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+            }
+            for _ in 0..<occupied {
+                let fd = open("/dev/null", O_RDONLY)
+                if fd >= 0 { held.append(fd) }
+            }
+        }
         let origin = try await HostileOrigin.start()
         defer { origin.stop() }
         try Self.scriptOrigin(origin, laterBy: 0.3)

@@ -48,6 +48,26 @@ import Darwin
         #expect((try? PrivateDirectory.safeParent(parent.path)) == "/tmp")
     }
 
+    /// As root: a directory of this user inside one another user owns is refused too — that user can rename the
+    /// directory on the way; a link (which may be anyone's) is resolved, and the path handed out is the target's.
+    @Test(.enabled(if: geteuid() == 0, "needs root to give a directory to another user"))
+    func everyDirectoryOnTheWayIsChecked() throws {
+        let hostile = try makeParent(mode: 0o755)
+        defer { try? FileManager.default.removeItem(at: hostile) }
+        let inside = hostile.appendingPathComponent("mine")
+        try FileManager.default.createDirectory(at: inside, withIntermediateDirectories: false)
+        #expect(chown(hostile.path, 65534, 65534) == 0)
+        #expect((try? PrivateDirectory.safeParent(inside.path)) == "/tmp")
+
+        let safe = try makeParent(mode: 0o700)
+        defer { try? FileManager.default.removeItem(at: safe) }
+        let link = URL(fileURLWithPath: "/tmp/dlcache-link-\(UUID().uuidString)")
+        #expect(symlink(safe.path, link.path) == 0)
+        defer { unlink(link.path) }
+        #expect(lchown(link.path, 65534, 65534) == 0)
+        #expect((try? PrivateDirectory.safeParent(link.path)) == safe.path)
+    }
+
     /// The file a body is written to is created inside the directory held open: a name swapped for a link in the
     /// parent after the directory was made is not followed.
     @Test func aFileIsCreatedInTheHeldDirectoryEvenWhenItsNameIsSwapped() throws {
