@@ -104,8 +104,8 @@ import DownloadCache
       --stall-timeout <seconds>
                               Fail as timed out when fewer than 1 KiB arrive in this many seconds (default: 30; 0: never).
       --max-disk <size>       Most bytes of bodies on disk, complete and partial, > 0: 65536, 512K, 10MB, 1.5G (K/M/G = 1024-based, also as KiB/MiB/GiB; default 1G); over it the least recently used unpinned ones are evicted.
-      --max-entry <size>      Largest body stored, > 0, same units, at most max-disk (default: max-disk/8); a larger one, or one that does not fit beside the pinned entries, is delivered with a warning, not stored, and nothing is evicted (an interrupted download of it is still kept, within max-disk, to resume).
-      --max-filesize <size>   Largest body fetched, > 0, same units (like curl's): one announced larger fails at once, any other once it grows past it; exit 63, nothing stored (default: no limit; a body of unknown length still stops at 4 GiB).
+      --max-entry <size>      Largest body stored, > 0, same units, at most max-disk (default: max-disk/8); a larger one, or one that does not fit beside the pinned entries, is delivered with a warning, not stored, and nothing is evicted (an interrupted download of it is still kept, within max-disk, to resume); prefetch lists it as failed and stops downloading it once it is known to be larger.
+      --max-filesize <size>   Largest body fetched, > 0, same units (like curl's): one announced larger fails at once, any other once it grows past it; nothing stored: get exits 63, prefetch lists the URL as failed, the driver answers an error line (default: no limit; a body of unknown length still stops at 4 GiB).
       --cacert <file>         Trust the CA certificates in this PEM file instead of the system's (default: $CURL_CA_BUNDLE, else $SSL_CERT_FILE).
       --capath <dir>          Trust the CA certificates in this directory (OpenSSL hashed names; default: $SSL_CERT_DIR).
       -k, --insecure          Do not verify the origin's TLS certificate (warns on stderr; nothing is stored).

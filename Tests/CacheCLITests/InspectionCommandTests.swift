@@ -174,7 +174,7 @@ import HTTPCacheSemantics
 
         let clean = await cli.run(["verify", "--json"])
         #expect(clean.code == 0)
-        #expect(clean.out == #"{"checked":1,"kept":0,"ok":true,"problems":[],"repaired":0}"# + "\n")
+        #expect(clean.out == #"{"checked":1,"checkedPartials":0,"kept":0,"ok":true,"problems":[],"repaired":0}"# + "\n")
 
         let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
         try handle.seek(toOffset: 1000)
