@@ -23,6 +23,22 @@ import Darwin
         return (code, capture.stderr)
     }
 
+    /// A fresh directory for one test's cache and input (the caller removes it).
+    static func scratchDirectory() throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-lost-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return directory
+    }
+
+    /// Writes one request line per URL (ids 0, 1, …) to `directory/lines.jsonl`; returns that file.
+    static func writeRequestLines(_ urls: [URL], in directory: URL) throws -> URL {
+        var lines = ""
+        for (i, url) in urls.enumerated() { lines += #"{"id":\#(i),"url":"\#(url.absoluteString)"}"# + "\n" }
+        let input = directory.appendingPathComponent("lines.jsonl")
+        try Data(lines.utf8).write(to: input)
+        return input
+    }
+
     @Test(arguments: [["--version"], ["help"], ["ls", "--json"], ["stats"]])
     func aCommandWhoseOutputFailsExits23(arguments: [String]) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-lost-\(UUID().uuidString)")
@@ -102,18 +118,10 @@ import Darwin
         let binary = try #require(DriverProcess.binaryURL)
         let origin = try await OriginServer.start()
         defer { origin.stop() }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-lost-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try Self.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let total = 100
         try await origin.configure(path: "/slow", headers: [("Cache-Control", "no-store")], body: "x", delay: 0.2)
-        var lines = ""
-        for i in 0..<total {
-            let url = origin.url("/slow?\(i)").absoluteString
-            lines += #"{"id":\#(i),"url":"\#(url)"}"# + "\n"
-        }
-        let input = directory.appendingPathComponent("lines.jsonl")
-        try Data(lines.utf8).write(to: input)
+        let input = try Self.writeRequestLines((0..<100).map { origin.url("/slow?\($0)") }, in: directory)
         for _ in 0..<3 {
             let run = try await ChildProcess.run(["/bin/sh", "-c", "exec \"$0\" driver --cache-dir \"$1\" < \"$2\" > /dev/full",
                                                   binary.path, directory.appendingPathComponent("cache").path, input.path],
@@ -129,18 +137,14 @@ import Darwin
         let binary = try #require(DriverProcess.binaryURL)
         let origin = try await OriginServer.start()
         defer { origin.stop() }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("dlcache-lost-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try Self.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let total = 60
-        var lines = ""
         for i in 0..<total {
             try await origin.configure(path: "/slow\(i)", headers: [("Cache-Control", "max-age=600")], body: "x",
                                        delay: 0.5)
-            lines += #"{"id":\#(i),"url":"\#(origin.url("/slow\(i)").absoluteString)"}"# + "\n"
         }
-        let input = directory.appendingPathComponent("lines.jsonl")
-        try Data(lines.utf8).write(to: input)
+        let input = try Self.writeRequestLines((0..<total).map { origin.url("/slow\($0)") }, in: directory)
         let script = "\"$0\" driver --cache-dir \"$1\" --max-in-flight 4 < \"$2\" | head -c 10 > /dev/null; "
             + "echo \"status ${PIPESTATUS[0]}\""
         let run = try await ChildProcess.run(["/bin/bash", "-c", script, binary.path,
