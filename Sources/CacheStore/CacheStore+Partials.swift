@@ -146,22 +146,13 @@ extension CacheStore {
             return row
         }
         guard let row = claimed else { return nil }
-        // The row names a file in `tmp/` by a name the store made; any other (an edited index: `../x`) is
-        // never opened, cut or deleted.
-        guard BlobFiles.isBlobName(row.file) else {
-            log("partial of \(key.primary) names no file of tmp/: removed")
+        if let problem = implausibility(of: row) {
+            log("partial of \(key.primary) \(problem): removed")
             try dropPartial(file: row.file)
+            files.removeTemporary(row.file)  // deletes nothing for a name the store does not make
             return nil
         }
         let path = files.tmpPath + "/" + row.file
-        // No partial grows past `partialByteLimit` (``checkpointPartial(_:)`` drops it), so a larger verified count
-        // is an edited index: dropped without reading the file (a planted sparse file would take as long as it is big).
-        if let limit = configuration.partialByteLimit, row.verified > limit || row.verified < 0 {
-            log("partial \(path) claims \(row.verified) verified bytes, over the partial limit \(limit): removed")
-            try dropPartial(file: row.file)
-            files.removeTemporary(row.file)
-            return nil
-        }
         // Checked on the open descriptor before any cut or write: a hard link planted at the name is dropped
         // (only the name in tmp/ is removed, the other file is left as it is).
         let fd: Int32
@@ -181,8 +172,7 @@ extension CacheStore {
             if info.size > row.verified, cs_truncate(fd, row.verified) != 0 {
                 throw CacheStoreError.posix(cs_errno(), "truncate \(path)")
             }
-            let (count, crc) = try BlobFiles.checksum(fd: fd, from: 0, count: row.verified, seed: 0, path: path)
-            guard count == row.verified, crc == row.crc else {
+            guard try Self.verifiedPrefixMatches(fd, row, path: path) else {
                 throw CacheStoreError(.io, "partial \(path) fails its checksum")
             }
             guard cs_seek(fd, row.verified) == 0 else { throw CacheStoreError.posix(cs_errno(), "seek \(path)") }
@@ -195,6 +185,26 @@ extension CacheStore {
         }
         return BodyWriter(fd: fd, name: row.file, files: files, storeID: ObjectIdentifier(self),
                           verified: row.verified, crc: row.crc)
+    }
+
+    /// Why `row` cannot be a partial the store wrote, judged from the row alone, or nil: its file must have a name
+    /// the store makes in `tmp/` (any other — an edited index: `../x` — is never opened, cut or deleted), and its
+    /// verified count must be within `partialByteLimit`, which no partial grows past (``checkpointPartial(_:)``
+    /// drops it): a larger one is dropped without reading the file (a planted sparse file would take as long
+    /// as it is big).
+    func implausibility(of row: PartialRow) -> String? {
+        guard BlobFiles.isBlobName(row.file) else { return "names no file of tmp/" }
+        if let limit = configuration.partialByteLimit, row.verified > limit || row.verified < 0 {
+            return "claims \(row.verified) verified bytes, over the partial limit \(limit)"
+        }
+        return nil
+    }
+
+    /// Whether the first `row.verified` bytes of the open file `fd` have the crc32 `row` recorded.
+    /// - Throws: `CacheStoreError` when the file cannot be read.
+    static func verifiedPrefixMatches(_ fd: Int32, _ row: PartialRow, path: String) throws(CacheStoreError) -> Bool {
+        let (count, crc) = try BlobFiles.checksum(fd: fd, from: 0, count: row.verified, seed: 0, path: path)
+        return count == row.verified && crc == row.crc
     }
 
     /// Deletes the partial of `key` and its file (nothing when there is none). A transfer still writing it goes

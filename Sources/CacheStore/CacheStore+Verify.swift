@@ -7,10 +7,7 @@ extension CacheStore {
     /// file is neither cut nor extended; a file gone since the listing is no problem — its download ended).
     private func check(_ partial: PartialRow) -> String? {
         let path = "tmp/" + partial.file
-        guard BlobFiles.isBlobName(partial.file) else { return "\(path) is not a name the store makes" }
-        if let limit = configuration.partialByteLimit, partial.verified > limit || partial.verified < 0 {
-            return "\(path) claims \(partial.verified) verified bytes, over the partial limit \(limit)"
-        }
+        if let problem = implausibility(of: partial) { return "the partial of \(partial.key.primary) \(problem)" }
         let fd: Int32
         do {
             fd = try BlobFiles.openForReading(files.handles.tmp, partial.file, path: path)
@@ -30,8 +27,7 @@ extension CacheStore {
         guard info.size >= partial.verified else {
             return "\(path) is shorter (\(info.size) bytes) than its \(partial.verified) verified bytes"
         }
-        guard let (count, crc) = try? BlobFiles.checksum(fd: fd, from: 0, count: partial.verified, seed: 0, path: path),
-              count == partial.verified, crc == partial.crc else {
+        guard (try? Self.verifiedPrefixMatches(fd, partial, path: path)) == true else {
             return "\(path): the first \(partial.verified) bytes fail their checksum"
         }
         return nil
