@@ -264,6 +264,7 @@ curl_version_info_data *(curl_version_info)(CURLversion age) { return dlc_ready(
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 // Whether socket `s` holds at least one unread byte (never blocks; a closed or failed socket holds none).
 static int dlc_has_unread_input(curl_socket_t s) {
@@ -336,6 +337,17 @@ static int dlc_record_socket(void *clientp, curl_socket_t s, curlsocktype purpos
     return CURL_SOCKOPT_OK;
 }
 
+// CURLOPT_CLOSESOCKETFUNCTION: libcurl closes one of its sockets; its slot is forgotten first, so a socket made
+// next under the same number is recorded afresh and the table holds only open sockets.
+static int dlc_close_socket(void *clientp, curl_socket_t s) {
+    (void)clientp;
+    pthread_mutex_lock(&dlc_sockets_lock);
+    if (s >= 0 && s < dlc_sockets_capacity) dlc_sockets[s].state = 0;
+    while (dlc_sockets_high > 0 && dlc_sockets[dlc_sockets_high - 1].state == 0) dlc_sockets_high--;
+    pthread_mutex_unlock(&dlc_sockets_lock);
+    return close(s);
+}
+
 // The recorded socket of the connection between these endpoints, or CURL_SOCKET_BAD.
 static curl_socket_t dlc_find_socket(const char *local_ip, int local, const char *peer_ip, int peer) {
     curl_socket_t found = CURL_SOCKET_BAD;
@@ -379,6 +391,7 @@ static int dlc_prereq_check(void *clientp, char *primary_ip, char *local_ip, int
 
 CURLcode dlc_easy_check_connection_before_request(CURL *handle) {
     CURLcode result = curl_easy_setopt(handle, CURLOPT_SOCKOPTFUNCTION, dlc_record_socket);
+    if (result == CURLE_OK) result = curl_easy_setopt(handle, CURLOPT_CLOSESOCKETFUNCTION, dlc_close_socket);
     if (result != CURLE_OK) return result;
     return curl_easy_setopt(handle, CURLOPT_PREREQFUNCTION, dlc_prereq_check);
 }

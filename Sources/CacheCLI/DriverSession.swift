@@ -195,9 +195,12 @@ package final class DriverSession: Sendable {
             defer { if url != response.storedBodyURL { unlink(url.path) } }
             return try DriverResponse.from(response, id: request.id)
         case .data(let data) where asFile:
-            // A body held in memory may still be stored file-backed: its verified blob, rather than a copy.
-            if request.cacheRequest.method == "GET",
-               let stored = cache.store.storedBodyFile(holding: data, forPrimaryKey: RFC9111.primaryKey(method: "GET", url: response.url)) {
+            // A body held in memory may still be stored file-backed: its verified blob, rather than a copy (named
+            // by the response when it was just stored; else found by size and crc32 among the URL's variants).
+            if let stored = response.storedBodyURL
+                ?? (request.cacheRequest.method == "GET"
+                    ? cache.store.storedBodyFile(holding: data, forPrimaryKey: RFC9111.primaryKey(method: "GET", url: response.url))
+                    : nil) {
                 return DriverResponse.from(response, id: request.id, body: .file(path: stored.path))
             }
             do {
@@ -292,16 +295,15 @@ final class DriverOutput: Sendable {
                 available.wait()
                 // Each line signals once and `finish()` once more, so the queue is empty only after every line
                 // queued before `finish()` was taken; then this thread ends (a later line starts a new one).
-                let next = state.withLock { state -> Pending? in
+                let taken = state.withLock { state -> (line: Pending, dropped: Bool)? in
                     if state.queue.isEmpty {
                         state.started = false
                         state.finished = false
                         return nil
                     }
-                    return state.queue.removeFirst()
+                    return (state.queue.removeFirst(), state.failure != 0)
                 }
-                guard let next else { return }
-                let dropped = state.withLock { $0.failure != 0 }
+                guard let (next, dropped) = taken else { return }
                 let failure = dropped ? 0 : write(next.line)
                 let handler = state.withLock { state -> (@Sendable () -> Void)? in
                     if failure == 0 {

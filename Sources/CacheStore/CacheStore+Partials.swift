@@ -166,9 +166,7 @@ extension CacheStore {
             return nil
         }
         do throws(CacheStoreError) {
-            guard info.size >= row.verified else {
-                throw CacheStoreError(.io, "partial \(path) is shorter than its \(row.verified) verified bytes")
-            }
+            if let shortfall = Self.shortfall(of: row, size: info.size, path: path) { throw CacheStoreError(.io, shortfall) }
             if info.size > row.verified, cs_truncate(fd, row.verified) != 0 {
                 throw CacheStoreError.posix(cs_errno(), "truncate \(path)")
             }
@@ -198,6 +196,11 @@ extension CacheStore {
             return "claims \(row.verified) verified bytes, over the partial limit \(limit)"
         }
         return nil
+    }
+
+    /// Why a partial file of `size` bytes cannot hold `row`'s verified prefix, or nil when it is long enough.
+    static func shortfall(of row: PartialRow, size: Int64, path: String) -> String? {
+        size >= row.verified ? nil : "partial \(path) is shorter (\(size) bytes) than its \(row.verified) verified bytes"
     }
 
     /// Whether the first `row.verified` bytes of the open file `fd` have the crc32 `row` recorded.

@@ -3,34 +3,52 @@ import CacheSystem
 import Synchronization
 
 extension CacheStore {
-    /// What is wrong with `partial`'s file in `tmp/`, or nil when its verified prefix is intact (read-only: the
-    /// file is neither cut nor extended; a file gone since the listing is no problem — its download ended).
-    private func check(_ partial: PartialRow) -> String? {
-        let path = "tmp/" + partial.file
-        if let problem = implausibility(of: partial) { return "the partial of \(partial.key.primary) \(problem)" }
-        let fd: Int32
-        do {
-            fd = try BlobFiles.openForReading(files.handles.tmp, partial.file, path: path)
-        } catch {
-            guard error.code != .notFound else {
-                let still = (try? withIndex { (index: StoreIndex) throws(CacheStoreError) -> Bool in
-                    try index.allPartials().contains { $0.file == partial.file }
-                }) ?? false
-                return still ? "\(path) is missing" : nil
+    /// What is wrong with `partial`'s file in `tmp/` (read-only: the file is neither cut nor extended), nil when
+    /// its verified prefix is intact, or `missing` when the file is gone (a problem only if the row still is).
+    private func check(_ partial: PartialRow) -> (problem: String?, missing: Bool) {
+        if let problem = implausibility(of: partial) { return ("the partial of \(partial.key.primary) \(problem)", false) }
+        let path = files.tmpPath + "/" + partial.file
+        switch files.openPartialForWriting(partial.file, readOnly: true) {
+        case .failure(let error):
+            return error.code == .notFound ? (nil, true) : (error.detail, false)
+        case .success(let (fd, info)):
+            defer { _ = cs_close(fd) }
+            if let shortfall = Self.shortfall(of: partial, size: info.size, path: path) { return (shortfall, false) }
+            guard (try? Self.verifiedPrefixMatches(fd, partial, path: path)) == true else {
+                return ("partial \(path): the first \(partial.verified) bytes fail their checksum", false)
             }
-            return "\(path): \(error.detail)"
+            return (nil, false)
         }
-        defer { _ = cs_close(fd) }
-        var info = cs_file_info()
-        guard cs_stat_fd(fd, &info) == 0 else { return "\(path): fstat failed" }
-        if let reason = info.reasonItIsNotTheStores { return "\(path) \(reason)" }
-        guard info.size >= partial.verified else {
-            return "\(path) is shorter (\(info.size) bytes) than its \(partial.verified) verified bytes"
+    }
+
+    /// The partial downloads checked by ``verify(repair:)`` and those found damaged: every partial no live
+    /// transfer (of this or another process) owns; a missing file is a problem only when its row is still there
+    /// after the others were read (its download ended meanwhile otherwise).
+    private func checkPartials(_ report: inout VerificationReport) -> [PartialRow] {
+        let partials = (try? withIndex { (index: StoreIndex) throws(CacheStoreError) -> [PartialRow] in
+            try index.allPartials()
+        }) ?? []
+        let live = Set(BlobFiles.list(files.handles.sessions))
+        var bad: [PartialRow] = []
+        var missing: [PartialRow] = []
+        for partial in partials where partial.owner.map({ !live.contains($0) }) ?? true {
+            report.checkedPartials += 1
+            let (problem, gone) = check(partial)
+            if gone { missing.append(partial) }
+            if let problem {
+                report.problems.append(.init(key: partial.key, kind: "partial-body", detail: problem))
+                bad.append(partial)
+            }
         }
-        guard (try? Self.verifiedPrefixMatches(fd, partial, path: path)) == true else {
-            return "\(path): the first \(partial.verified) bytes fail their checksum"
+        guard !missing.isEmpty else { return bad }
+        let still = Set(((try? withIndex { (index: StoreIndex) throws(CacheStoreError) -> [PartialRow] in
+            try index.allPartials()
+        }) ?? []).map(\.file))
+        for partial in missing where still.contains(partial.file) {
+            report.problems.append(.init(key: partial.key, kind: "partial-body", detail: "partial tmp/\(partial.file) is missing"))
+            bad.append(partial)
         }
-        return nil
+        return bad
     }
 
     /// The blob file holding `key`'s body, checked against the index first, for callers that serve the file by path
@@ -134,9 +152,9 @@ extension CacheStore {
     /// orphans); otherwise it is reported with `isKept` and a detail saying why, and does not count as a failed
     /// repair (`VerificationReport.unresolved`). A directory or other non-file in `blobs/` is deleted whatever
     /// its age (a store never puts one there). A read-only store repairs nothing and says so (kind `"read-only"`).
-    /// Partial downloads kept to resume are checked too (kind `"partial-body"`): a file missing, not a regular
-    /// file of this user, shorter than its verified bytes or whose verified prefix fails its crc32; a repair drops
-    /// such a partial and its file (the next download of the URL starts over).
+    /// Partial downloads kept to resume are checked too, except those a live transfer owns (kind `"partial-body"`):
+    /// a file missing, not a regular file of this user, shorter than its verified bytes or whose verified prefix
+    /// fails its crc32; a repair drops such a partial and its file (the next download of the URL starts over).
     /// Never throws: an index that cannot be read is reported as one problem of kind `"index"`.
     public func verify(repair: Bool) -> VerificationReport {
         var report = VerificationReport()
@@ -158,19 +176,7 @@ extension CacheStore {
                 bad.append((key, row.blobID))
             }
         }
-        var badPartials: [PartialRow] = []
-        let partials = (try? withIndex { (index: StoreIndex) throws(CacheStoreError) -> [PartialRow] in
-            try index.allPartials()
-        }) ?? []
-        for partial in partials {
-            guard let detail = check(partial) else {
-                report.checkedPartials += 1
-                continue
-            }
-            report.checkedPartials += 1
-            report.problems.append(.init(key: partial.key, kind: "partial-body", detail: detail))
-            badPartials.append(partial)
-        }
+        let badPartials = checkPartials(&report)
         let orphans = findOrphans(rows)
         let accounting = try? withIndex { (index: StoreIndex) throws(CacheStoreError) -> Bool in
             try index.totalsMatchRows()

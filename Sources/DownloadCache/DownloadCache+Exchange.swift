@@ -102,16 +102,8 @@ extension DownloadCache {
                                  RFC9111.storability(request: original, response: CacheResponse(status: head.status, headers: head.headers),
                                                      mode: mode, ignoreServerCacheControl: ignoreServerCacheControl,
                                                      targetedFields: targetedFields).isStorable {
-                                  if let announced = RFC9110.completeLength(head.headers) {
-                                      if announced > entryLimit {
-                                          sink.file.cap(atMost: 0, reason: "not stored: body of \(announced) bytes is over the "
-                                                        + "\(entryLimit)-byte \(Self.entryLimitWords); not fetched")
-                                          refused = true
-                                      }
-                                  } else {
-                                      sink.file.cap(atMost: entryLimit, reason: "not stored: the body went over the "
-                                                    + "\(entryLimit)-byte \(Self.entryLimitWords); stopped there")
-                                  }
+                                  refused = Self.capBody(of: head, at: entryLimit, held: 0, in: sink.file,
+                                                         words: .entryLimit)
                               }
                               // A body refused at its first byte is not registered as a partial: one kept from an
                               // earlier transfer of the URL stays.
@@ -230,19 +222,35 @@ extension DownloadCache {
     /// kept from an interrupted transfer already). Either way `bodyTooLarge`, nothing stored.
     /// - Returns: true when the announced length refuses the body at its first byte.
     @discardableResult
-    static func capBody(of head: TransportResponseHead, at cap: Int64, held: Int64, in file: ResponseBodyFile) -> Bool {
+    static func capBody(of head: TransportResponseHead, at cap: Int64, held: Int64, in file: ResponseBodyFile,
+                        words: CapWords = .bodyLimit) -> Bool {
         let announced = head.status == 206 ? ContentRange.of(head.headers)?.completeLength
             : RFC9110.completeLength(head.headers)
         if let announced, announced > cap {
-            file.cap(atMost: 0, reason: "the \(announced)-byte body is over the \(cap)-byte limit on a body (maxResponseBodyBytes, --max-filesize); not fetched")
+            file.cap(atMost: 0, reason: words.refused(announced, cap))
             return true
         } else {
             // A 206's body starts at its first byte (which may be before the bytes held: the overlap is rewritten).
             let start = head.status == 206 ? (ContentRange.of(head.headers)?.range?.first ?? held) : 0
-            file.cap(atMost: cap - start,
-                     reason: "the body went over the \(cap)-byte limit on a body (maxResponseBodyBytes, --max-filesize); stopped there")
+            file.cap(atMost: cap - start, reason: words.stopped(cap))
             return false
         }
+    }
+
+    /// How ``capBody(of:at:held:in:words:)`` words a refusal: a body announced over the limit (its length and the
+    /// limit, in bytes), and one that grew past it.
+    struct CapWords: Sendable {
+        let refused: @Sendable (Int64, Int64) -> String
+        let stopped: @Sendable (Int64) -> String
+
+        /// The caller's cap on a body (``Configuration/maxResponseBodyBytes``, curl's `--max-filesize`).
+        static let bodyLimit = CapWords(
+            refused: { "the \($0)-byte body is over the \($1)-byte limit on a body (maxResponseBodyBytes, --max-filesize); not fetched" },
+            stopped: { "the body went over the \($0)-byte limit on a body (maxResponseBodyBytes, --max-filesize); stopped there" })
+        /// The per-entry limit, for a caller that fetches only to store (pre-caching).
+        static let entryLimit = CapWords(
+            refused: { "not stored: body of \($0) bytes is over the \($1)-byte \(DownloadCache.entryLimitWords); not fetched" },
+            stopped: { "not stored: the body went over the \($0)-byte \(DownloadCache.entryLimitWords); stopped there" })
     }
 
     /// One transport exchange under its origin's concurrency limit (`maxConcurrentDownloads`), reporting progress;

@@ -43,7 +43,7 @@ package final class PrivateDirectory: Sendable {
 
     /// - Parameters:
     ///   - prefix: the directory's name before mkdtemp's six random characters.
-    ///   - filePrefix: how the names of the files put in it begin (``newFileURL()`` makes such names).
+    ///   - filePrefix: how the names of the files put in it begin (``createFile(named:)`` is given such names).
     ///   - parent: where the directory is made; nil means the system temporary directory
     ///     (`PlatformIntegration.temporaryDirectory(environment:)`).
     ///   - clock: seconds since 1970, for the sweep's ``staleAge``.
@@ -59,34 +59,29 @@ package final class PrivateDirectory: Sendable {
         remove()
     }
 
-    /// The directory, created now (after a sweep of stale ones, the first time) when it does not exist yet; nil
-    /// when it cannot be created.
-    package func url() -> URL? {
-        (try? path()).map { URL(fileURLWithPath: $0, isDirectory: true) }
-    }
-
-    /// A new file name in the directory: `<directory>/<filePrefix><UUID>`; nil when the directory cannot be made.
-    package func newFileURL() -> URL? {
-        url()?.appendingPathComponent(filePrefix + UUID().uuidString)
-    }
-
-    /// ``url()`` as a path.
-    /// - Throws: ``Failure`` saying why the directory cannot be made (mkdtemp's error, or what was found there).
+    /// The directory's path, created now (after a sweep of stale ones, the first time) when it does not exist
+    /// yet, in ``safeParent(_:)`` of the configured parent.
+    /// - Throws: ``Failure`` saying why the directory cannot be made (no safe parent, mkdtemp's error, or what was
+    ///   found there).
     package func path() throws(Failure) -> String {
+        let held = state.withLock { state -> String? in
+            guard let made = state.made else { return nil }
+            // Still the directory held (a name deleted and replaced, by a link or anything else, is not).
+            if Self.name(made.path, in: cs_current_directory(), isTheDirectory: made.fd) { return made.path }
+            _ = cs_close(made.fd)
+            state.made = nil
+            return nil
+        }
+        if let held { return held }
         let parent = try Self.safeParent(self.parent ?? PlatformIntegration.temporaryDirectory(environment: ProcessInfo.processInfo.environment))
         let sweeps = state.withLock { state -> Bool in
             defer { state.swept = true }
-            return !state.swept && state.made == nil
+            return !state.swept
         }
         // Outside the lock: a sweep lists the parent directory, which may be large.
         if sweeps { Self.removeStale(prefix: prefix, filePrefix: filePrefix, in: parent, now: clock()) }
         return try state.withLock { (state: inout State) throws(Failure) -> String in
-            if let made = state.made {
-                // Still the directory held (a name deleted and replaced, by a link or anything else, is not).
-                if Self.name(made.path, in: cs_current_directory(), isTheDirectory: made.fd) { return made.path }
-                _ = cs_close(made.fd)
-                state.made = nil
-            }
+            if let made = state.made { return made.path }  // made by another caller meanwhile
             let made = try Self.make(prefix: prefix, in: parent)
             state.made = made
             return made.path

@@ -3,6 +3,11 @@ import CacheSystem
 import CacheTestSupport
 import Foundation
 import Testing
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A process killed before it removes its private temporary directory (`dlcache-downloads-XXXXXX`,
 /// `dlcache-driver-XXXXXX`) leaves it behind; the next instance that makes one removes the directories marked as
@@ -114,9 +119,11 @@ import Testing
         let directory = PrivateDirectory(prefix: prefix, filePrefix: filePrefix, parent: parent.path)
         let path = try directory.path()
         #expect(FileManager.default.fileExists(atPath: path + "/" + PrivateDirectory.lockedMarker))
-        let file = try #require(directory.newFileURL())
-        #expect(file.lastPathComponent.hasPrefix(filePrefix) && file.deletingLastPathComponent().path == path)
-        try Data("body".utf8).write(to: file)
+        let created = try directory.createFile(named: filePrefix + "1")
+        let file = URL(fileURLWithPath: created.path)
+        #expect(file.deletingLastPathComponent().path == path)
+        #expect(write(created.fd, "body", 4) == 4)
+        close(created.fd)
         // Another descriptor cannot take the lock while the directory lives.
         let other = cs_open_directory(path)
         defer { _ = cs_close(other) }
