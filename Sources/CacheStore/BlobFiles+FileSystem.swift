@@ -200,15 +200,15 @@ extension BlobFiles {
     /// seen by `O_NOFOLLOW`; writing through it would cut and extend another file of the user, outside the cache.
     /// A refused file is closed and left as it is; the caller removes the name (which leaves any other name of
     /// the file untouched).
-    /// `readOnly` opens it only for reading, with the same checks (`verify` reads a partial, never writes it).
+    /// `forWriting` false opens it only for reading, with the same checks (`verify` reads a partial, never writes it).
     /// - Returns: `.failure` with `.unsafeFile` (not a store name, a symbolic link, other names, another owner,
     ///   not regular), `.notFound`, `.permissionDenied` or `.io` from the open or `fstat`.
-    func openPartialForWriting(_ name: String, readOnly: Bool = false) -> Result<(fd: Int32, info: cs_file_info), CacheStoreError> {
+    func openPartial(_ name: String, forWriting: Bool = true) -> Result<(fd: Int32, info: cs_file_info), CacheStoreError> {
         let path = tmpPath + "/" + name
         guard Self.isBlobName(name) else {
             return .failure(CacheStoreError(.unsafeFile, "partial \(path) is not a name of the store's tmp/"))
         }
-        let fd = cs_open_file_at(handles.tmp, name, readOnly ? CS_OPEN_READ : CS_OPEN_READ_WRITE, CS_OPEN_EXISTING, 0)
+        let fd = cs_open_file_at(handles.tmp, name, forWriting ? CS_OPEN_READ_WRITE : CS_OPEN_READ, CS_OPEN_EXISTING, 0)
         guard fd >= 0 else { return .failure(CacheStoreError.posix(cs_errno(), "open \(path)")) }
         var info = cs_file_info()
         if cs_stat_fd(fd, &info) != 0 {

@@ -377,7 +377,7 @@ extension CacheStore {
                 // edited row's `../x` is never opened, and a hard link planted in `tmp/` is never written (its
                 // name there is removed with the rest of `tmp/`, the other file is left as it is).
                 var usable = false
-                switch files.openPartialForWriting(row.file) {
+                switch files.openPartial(row.file) {
                 case .success(let (fd, info)):
                     usable = info.size >= row.verified && row.verified > 0
                         && (info.size == row.verified || cs_truncate(fd, row.verified) == 0)

@@ -157,7 +157,7 @@ extension CacheStore {
         // (only the name in tmp/ is removed, the other file is left as it is).
         let fd: Int32
         let info: cs_file_info
-        switch files.openPartialForWriting(row.file) {
+        switch files.openPartial(row.file) {
         case .success(let opened): (fd, info) = opened
         case .failure(let error):
             log("\(error.detail): removed")

@@ -8,7 +8,7 @@ extension CacheStore {
     private func check(_ partial: PartialRow) -> (problem: String?, missing: Bool) {
         if let problem = implausibility(of: partial) { return ("the partial of \(partial.key.primary) \(problem)", false) }
         let path = files.tmpPath + "/" + partial.file
-        switch files.openPartialForWriting(partial.file, readOnly: true) {
+        switch files.openPartial(partial.file, forWriting: false) {
         case .failure(let error):
             return error.code == .notFound ? (nil, true) : (error.detail, false)
         case .success(let (fd, info)):
@@ -25,9 +25,10 @@ extension CacheStore {
     /// transfer (of this or another process) owns; a missing file is a problem only when its row is still there
     /// after the others were read (its download ended meanwhile otherwise).
     private func checkPartials(_ report: inout VerificationReport) -> [PartialRow] {
-        let partials = (try? withIndex { (index: StoreIndex) throws(CacheStoreError) -> [PartialRow] in
-            try index.allPartials()
-        }) ?? []
+        func listed() -> [PartialRow] {
+            (try? withIndex { (index: StoreIndex) throws(CacheStoreError) -> [PartialRow] in try index.allPartials() }) ?? []
+        }
+        let partials = listed()
         let live = Set(BlobFiles.list(files.handles.sessions))
         var bad: [PartialRow] = []
         var missing: [PartialRow] = []
@@ -41,9 +42,7 @@ extension CacheStore {
             }
         }
         guard !missing.isEmpty else { return bad }
-        let still = Set(((try? withIndex { (index: StoreIndex) throws(CacheStoreError) -> [PartialRow] in
-            try index.allPartials()
-        }) ?? []).map(\.file))
+        let still = Set(listed().map(\.file))
         for partial in missing where still.contains(partial.file) {
             report.problems.append(.init(key: partial.key, kind: "partial-body", detail: "partial tmp/\(partial.file) is missing"))
             bad.append(partial)
